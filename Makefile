@@ -1,0 +1,52 @@
+# windowagg: windowed stream aggregation for PostgreSQL (PGXS build)
+#
+# make            build the extension
+# make install    install it into the PostgreSQL that pg_config names
+# make test       (as root on Debian) install what is missing, build,
+#                 install, and run every test
+# make demo       (as root on Debian) the same set-up, then a windowed
+#                 aggregation on a throwaway server
+# make bench      every benchmark; make bench-engine the engine one alone
+
+EXTENSION   = windowagg
+EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" windowagg.control)
+MODULE_big  = windowagg
+
+ENGINE_SRCS = $(wildcard src/engine/*.c)
+PG_SRCS     = $(filter-out $(ENGINE_SRCS),$(wildcard src/*.c))
+OBJS        = $(PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+
+DATA        = sql/$(EXTENSION)--$(EXTVERSION).sql
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+
+# pg_regress gets its own throwaway server, configured for windowagg
+REGRESS      = $(basename $(notdir $(wildcard sql/t_*.sql)))
+REGRESS_OPTS = --temp-config=$(srcdir)/test/windowagg.conf \
+               --temp-instance=./tmp_check --load-extension=$(EXTENSION)
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: test demo bench bench-engine bench-sql check-engine
+
+check-engine:
+	$(MAKE) -C test/engine check
+
+test:
+	bash test/run-all.sh
+
+demo:
+	bash test/demo.sh
+
+bench: bench-engine bench-sql
+
+bench-engine:
+	$(MAKE) -C bench/engine run
+
+bench-sql:
+	bash bench/sql/run.sh
+
+# rebuild everything when a header changes (PGXS tracks no dependencies)
+$(OBJS): $(wildcard src/*.h src/engine/*.h)

@@ -1,0 +1,433 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_query.c
+ *	  Parse, validate and rewrite a user's aggregate query.
+ *
+ * Users describe what to compute as an ordinary aggregate query:
+ *
+ *	  SELECT device_id, min(temp) AS min_temp, count(*) AS n
+ *	  FROM readings WHERE ok GROUP BY device_id
+ *
+ * windowagg analyzes it with PostgreSQL's own parser (so names resolve,
+ * types are known and privileges are checked as for any query), rejects
+ * what a slice store cannot maintain, and deparses a row query that yields
+ * per source row the grouping keys, the event time and each aggregate's
+ * input.  Only mergeable built-in aggregates over types whose values map
+ * to int64 or float8 are accepted; everything else gets an error that says
+ * what to do instead.
+ *
+ * src/agg_query.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "windowagg.h"
+
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+/* Output column names that windowagg adds next to the user's. */
+static const char *const reserved_names[] = {
+	"window_start", "window_end", "pane", "revision", "updated_at", NULL
+};
+
+static void
+reject(const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("query %s", what),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+static bool
+is_integer_type(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID;
+}
+
+static bool
+is_float_type(Oid t)
+{
+	return t == FLOAT4OID || t == FLOAT8OID;
+}
+
+/* Types whose values are int64-comparable: min/max map to the int kernels. */
+static bool
+is_ordered_integer_like(Oid t)
+{
+	return is_integer_type(t) || t == DATEOID || t == TIMESTAMPOID ||
+		t == TIMESTAMPTZOID || t == TIMEOID;
+}
+
+/*
+ * Map a built-in aggregate over an input type to an engine kernel and the
+ * result type PostgreSQL itself gives it, so that results line up with
+ * plain GROUP BY.
+ */
+static void
+map_aggregate(Aggref *aggref, WaAggColumn *col)
+{
+	char	   *name = get_func_name(aggref->aggfnoid);
+	Oid			in;
+
+	col->sql_name = name;
+	if (get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s is not supported", name),
+				 errhint("Supported aggregates are count, sum, avg, min, max, variance, var_samp, var_pop, stddev, stddev_samp and stddev_pop.")));
+	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with DISTINCT or ORDER BY is not supported", name),
+				 errdetail("Such aggregates cannot be merged from slices.")));
+	if (aggref->aggfilter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with FILTER is not supported", name),
+				 errhint("Move the condition into the WHERE clause or into the aggregate's argument with CASE.")));
+	if (aggref->aggkind != AGGKIND_NORMAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ordered-set and hypothetical-set aggregates are not supported")));
+
+	col->result_type = aggref->aggtype;
+	if (aggref->aggstar)
+	{
+		col->kind = WA_AGG_COUNT_STAR;
+		col->input_type = InvalidOid;
+		return;
+	}
+	if (list_length(aggref->args) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with %d arguments is not supported",
+						name, list_length(aggref->args))));
+	in = exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr);
+	col->input_type = in;
+
+	if (strcmp(name, "count") == 0)
+		col->kind = WA_AGG_COUNT;
+	else if (strcmp(name, "sum") == 0 && is_integer_type(in))
+		col->kind = WA_AGG_SUM_INT;
+	else if (strcmp(name, "sum") == 0 && is_float_type(in))
+		col->kind = WA_AGG_SUM_FLOAT;
+	else if (strcmp(name, "avg") == 0 && is_integer_type(in))
+		col->kind = WA_AGG_AVG_INT;
+	else if (strcmp(name, "avg") == 0 && is_float_type(in))
+		col->kind = WA_AGG_AVG_FLOAT;
+	else if (strcmp(name, "min") == 0 && is_ordered_integer_like(in))
+		col->kind = WA_AGG_MIN_INT;
+	else if (strcmp(name, "max") == 0 && is_ordered_integer_like(in))
+		col->kind = WA_AGG_MAX_INT;
+	else if (strcmp(name, "min") == 0 && is_float_type(in))
+		col->kind = WA_AGG_MIN_FLOAT;
+	else if (strcmp(name, "max") == 0 && is_float_type(in))
+		col->kind = WA_AGG_MAX_FLOAT;
+	else if ((strcmp(name, "var_samp") == 0 || strcmp(name, "variance") == 0) &&
+			 is_float_type(in))
+		col->kind = WA_AGG_VAR_SAMP;
+	else if (strcmp(name, "var_pop") == 0 && is_float_type(in))
+		col->kind = WA_AGG_VAR_POP;
+	else if ((strcmp(name, "stddev_samp") == 0 || strcmp(name, "stddev") == 0) &&
+			 is_float_type(in))
+		col->kind = WA_AGG_STDDEV_SAMP;
+	else if (strcmp(name, "stddev_pop") == 0 && is_float_type(in))
+		col->kind = WA_AGG_STDDEV_POP;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s(%s) is not supported", name,
+						format_type_be(in)),
+				 errdetail("windowagg supports count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types."),
+				 errhint("Cast the argument, for example %s(x::float8).", name)));
+}
+
+/*
+ * Keys are compared as bytes, which is only right when the type's equality
+ * is bitwise ("equalimage" in btree terms: true for integers, text under a
+ * deterministic collation, uuid, dates..., false for numeric or float).
+ */
+static void
+check_key_type(const WaKeyColumn *key)
+{
+	Oid			opclass = GetDefaultOpClass(key->typid, BTREE_AM_OID);
+	Oid			opcintype;
+	Oid			proc;
+
+	if (OidIsValid(opclass))
+	{
+		opcintype = get_opclass_input_type(opclass);
+		proc = get_opfamily_proc(get_opclass_family(opclass), opcintype,
+								 opcintype, BTEQUALIMAGE_PROC);
+		if (OidIsValid(proc) &&
+			DatumGetBool(OidFunctionCall1Coll(proc, key->collation,
+											  ObjectIdGetDatum(opcintype))))
+			return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("GROUP BY key \"%s\" of type %s cannot be used as a window key",
+					key->name, format_type_be(key->typid)),
+			 errdetail("windowagg compares keys bitwise, and equal values of this type can differ in their bits."),
+			 errhint("Cast the key to text or to an integer type.")));
+}
+
+static void
+check_output_name(const char *name)
+{
+	for (int i = 0; reserved_names[i] != NULL; i++)
+		if (strcmp(name, reserved_names[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("query output column name \"%s\" is reserved", name),
+					 errhint("Give the column another alias.")));
+}
+
+static void
+check_query_shape(Query *q)
+{
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		reject("must be a SELECT", NULL);
+	if (q->setOperations != NULL)
+		reject("must not use UNION, INTERSECT or EXCEPT", NULL);
+	if (q->cteList != NIL)
+		reject("must not use WITH", "Put the WITH query in a view and aggregate the view.");
+	if (q->hasWindowFuncs)
+		reject("must not use window functions", NULL);
+	if (q->hasTargetSRFs)
+		reject("must not use set-returning functions in the select list", NULL);
+	if (q->distinctClause != NIL)
+		reject("must not use DISTINCT", NULL);
+	if (q->sortClause != NIL)
+		reject("must not use ORDER BY",
+			   "Rows are processed in arrival order; give arrival_order to choose it.");
+	if (q->limitCount != NULL || q->limitOffset != NULL)
+		reject("must not use LIMIT or OFFSET", NULL);
+	if (q->havingQual != NULL)
+		reject("must not use HAVING", "Filter the result rows when you read them.");
+	if (q->groupingSets != NIL)
+		reject("must not use GROUPING SETS, ROLLUP or CUBE", NULL);
+	if (q->rowMarks != NIL)
+		reject("must not use FOR UPDATE or FOR SHARE", NULL);
+	if (list_length(q->jointree->fromlist) != 1 ||
+		!IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+		list_length(q->rtable) != 1 ||
+		rt_fetch(1, q->rtable)->rtekind != RTE_RELATION)
+		reject("must read exactly one table or view",
+			   "Join in a view and aggregate the view.");
+}
+
+static void
+resolve_event_time(WaAggQuery *result, const char *event_time,
+				   Var **event_var)
+{
+	AttrNumber	attnum;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+
+	if (event_time == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event_time must not be null"),
+				 errhint("Name the column that holds each event's time.")));
+	attnum = get_attnum(result->relid, event_time);
+	if (attnum == InvalidAttrNumber || attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("event_time column \"%s\" does not exist in \"%s\"",
+						event_time, result->relname)));
+	get_atttypetypmodcoll(result->relid, attnum, &typid, &typmod, &collid);
+	if (typid == TIMESTAMPTZOID || typid == TIMESTAMPOID)
+		result->domain = WA_TIME_TIMESTAMP;
+	else if (is_integer_type(typid))
+		result->domain = WA_TIME_INTEGER;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("event_time column \"%s\" has type %s", event_time,
+						format_type_be(typid)),
+				 errdetail("Event times must be timestamptz, timestamp, smallint, integer or bigint.")));
+	result->event_time_name = pstrdup(event_time);
+	result->event_time_type = typid;
+	*event_var = makeVar(1, attnum, typid, typmod, collid, 0);
+}
+
+/* Is the single key a NOT NULL integer column?  Then keys can be int64. */
+static bool
+key_is_plain_integer(WaAggQuery *result, Expr *expr)
+{
+	Relation	rel;
+	bool		notnull;
+	Var		   *var;
+
+	if (result->n_keys != 1 || !is_integer_type(result->keys[0].typid) ||
+		!IsA(expr, Var))
+		return false;
+	var = (Var *) expr;
+	if (var->varattno <= 0)
+		return false;
+	rel = relation_open(result->relid, AccessShareLock);
+	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull;
+	relation_close(rel, AccessShareLock);
+	return notnull;
+}
+
+static TargetEntry *
+row_column(Expr *expr, int *resno)
+{
+	char		name[32];
+
+	snprintf(name, sizeof(name), "c%d", *resno);
+	return makeTargetEntry(expr, (AttrNumber) (*resno)++, pstrdup(name), false);
+}
+
+WaAggQuery *
+wa_agg_query_parse(const char *query, const char *event_time,
+				   const char *arrival_order)
+{
+	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
+	List	   *raw;
+	Query	   *q;
+	ListCell   *lc;
+	List	   *key_exprs = NIL;
+	List	   *agg_inputs = NIL;
+	List	   *row_tlist = NIL;
+	Var		   *event_var;
+	int			resno = 1;
+	int			n_targets;
+	StringInfoData sql;
+
+	if (query == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query must not be null")));
+	raw = pg_parse_query(query);
+	if (list_length(raw) != 1 ||
+		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("query must be a single SELECT statement")));
+	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
+	check_query_shape(q);
+
+	result->relid = rt_fetch(1, q->rtable)->relid;
+	result->relname = get_rel_name(result->relid);
+	resolve_event_time(result, event_time, &event_var);
+
+	n_targets = list_length(q->targetList);
+	result->keys = palloc0(sizeof(WaKeyColumn) * n_targets);
+	result->aggs = palloc0(sizeof(WaAggColumn) * n_targets);
+
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		char	   *name = tle->resname ? tle->resname : "?column?";
+
+		if (tle->resjunk)
+		{
+			if (tle->ressortgroupref != 0 &&
+				get_sortgroupref_clause_noerr(tle->ressortgroupref,
+											  q->groupClause) != NULL)
+				reject("must list every GROUP BY expression in its select list",
+					   "The keys identify result rows, so they must be output.");
+			continue;
+		}
+		check_output_name(name);
+		if (tle->ressortgroupref != 0 &&
+			get_sortgroupref_clause_noerr(tle->ressortgroupref,
+										  q->groupClause) != NULL)
+		{
+			WaKeyColumn *key = &result->keys[result->n_keys++];
+
+			key->name = pstrdup(name);
+			key->typid = exprType((Node *) tle->expr);
+			key->typmod = exprTypmod((Node *) tle->expr);
+			key->collation = exprCollation((Node *) tle->expr);
+			get_typlenbyval(key->typid, &key->typlen, &key->typbyval);
+			check_key_type(key);
+			key_exprs = lappend(key_exprs, tle->expr);
+		}
+		else if (IsA(tle->expr, Aggref))
+		{
+			Aggref	   *aggref = (Aggref *) tle->expr;
+			WaAggColumn *col = &result->aggs[result->n_aggs++];
+
+			col->name = pstrdup(name);
+			map_aggregate(aggref, col);
+			if (!aggref->aggstar)
+				agg_inputs = lappend(agg_inputs,
+									 ((TargetEntry *) linitial(aggref->args))->expr);
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("select list item \"%s\" must be a GROUP BY key or a single aggregate call",
+							name),
+					 errhint("Compute expressions over aggregates when you read the results.")));
+	}
+	if (list_length(q->groupClause) != result->n_keys)
+		reject("must list every GROUP BY expression in its select list exactly once",
+			   "The keys identify result rows, so they must be output.");
+	result->int_key = key_is_plain_integer(result,
+										   result->n_keys == 1 ? linitial(key_exprs) : NULL);
+
+	/* the row query: keys, event time, aggregate inputs */
+	foreach(lc, key_exprs)
+		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	row_tlist = lappend(row_tlist, row_column((Expr *) event_var, &resno));
+	foreach(lc, agg_inputs)
+		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	q->targetList = row_tlist;
+	q->groupClause = NIL;
+	q->hasAggs = false;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, pg_get_querydef(q, false));
+	if (arrival_order != NULL)
+	{
+		List	   *check;
+
+		appendStringInfo(&sql, " ORDER BY %s", arrival_order);
+		/* arrival_order is an ORDER BY list: anything else is an error */
+		check = pg_parse_query(sql.data);
+		if (list_length(check) != 1 ||
+			!IsA(((RawStmt *) linitial(check))->stmt, SelectStmt) ||
+			((SelectStmt *) ((RawStmt *) linitial(check))->stmt)->limitCount != NULL ||
+			((SelectStmt *) ((RawStmt *) linitial(check))->stmt)->lockingClause != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("arrival_order must be a list of ORDER BY expressions")));
+	}
+	result->row_query = sql.data;
+	return result;
+}
+
+void
+wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
+{
+	int			input = 0;
+
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		out[i].kind = q->aggs[i].kind;
+		out[i].input = q->aggs[i].kind == WA_AGG_COUNT_STAR ? 0 : input++;
+	}
+}

@@ -1,0 +1,417 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_agg.c
+ *	  Mergeable aggregate kernels over a flat accumulator.
+ *
+ * Layout: an int64 event count (the accumulator header, which also answers
+ * count(*) and "does this slice hold data"), then each aggregate's state at
+ * its offset.  States are plain old data so that an accumulator can be
+ * copied, zeroed and, later, written to a checkpoint as bytes.
+ *
+ * src/engine/wa_agg.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wa_agg.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct acc_count
+{
+	int64_t		n;
+} acc_count;
+
+typedef struct acc_sum_int
+{
+	wa_int128	sum;
+	int64_t		n;
+} acc_sum_int;
+
+typedef struct acc_float
+{
+	double		sum;			/* or the extreme, for min/max */
+	int64_t		n;
+} acc_float;
+
+typedef struct acc_int
+{
+	int64_t		v;
+	int64_t		n;
+} acc_int;
+
+/* Youngs-Cramer: N, sum of x, sum of squared deviations from the mean. */
+typedef struct acc_var
+{
+	double		n;
+	double		sx;
+	double		sxx;
+} acc_var;
+
+#define ACC_HEADER_SIZE ((uint32_t) sizeof(int64_t))
+
+static uint32_t
+state_size(wa_agg_kind kind)
+{
+	switch (kind)
+	{
+		case WA_AGG_COUNT_STAR:
+			return 0;
+		case WA_AGG_COUNT:
+			return sizeof(acc_count);
+		case WA_AGG_SUM_INT:
+		case WA_AGG_AVG_INT:
+			return sizeof(acc_sum_int);
+		case WA_AGG_SUM_FLOAT:
+		case WA_AGG_AVG_FLOAT:
+		case WA_AGG_MIN_FLOAT:
+		case WA_AGG_MAX_FLOAT:
+			return sizeof(acc_float);
+		case WA_AGG_MIN_INT:
+		case WA_AGG_MAX_INT:
+			return sizeof(acc_int);
+		case WA_AGG_VAR_SAMP:
+		case WA_AGG_VAR_POP:
+		case WA_AGG_STDDEV_SAMP:
+		case WA_AGG_STDDEV_POP:
+			return sizeof(acc_var);
+	}
+	return 0;
+}
+
+void
+wa_agg_layout_init(wa_agg_layout *layout, int n_aggs, wa_agg_spec *aggs,
+				   uint32_t *offsets)
+{
+	uint32_t	off = ACC_HEADER_SIZE;
+
+	layout->n_aggs = n_aggs;
+	layout->aggs = aggs;
+	layout->offsets = offsets;
+	for (int i = 0; i < n_aggs; i++)
+	{
+		offsets[i] = off;
+		off += state_size(aggs[i].kind);
+	}
+	/* every state is a multiple of 8 bytes, so the total is too */
+	layout->acc_size = off;
+}
+
+void
+wa_acc_init(const wa_agg_layout *layout, void *acc)
+{
+	memset(acc, 0, layout->acc_size);
+}
+
+/*
+ * SQL orders NaN above every other float; min and max must agree with
+ * ORDER BY, so comparisons go through these.
+ */
+static inline bool
+float_gt(double a, double b)
+{
+	if (isnan(a))
+		return !isnan(b);
+	if (isnan(b))
+		return false;
+	return a > b;
+}
+
+static inline void
+var_accum(acc_var *s, double x)
+{
+	double		n_old = s->n;
+
+	s->n += 1.0;
+	s->sx += x;
+	if (n_old > 0.0)
+	{
+		double		tmp = x * s->n - s->sx;
+
+		s->sxx += tmp * tmp / (n_old * s->n);
+		/* an infinite input makes the deviation undefined */
+		if (isinf(s->sx) || isinf(x))
+			s->sxx = NAN;
+	}
+	else
+		s->sxx = (isinf(x) || isnan(x)) ? NAN : 0.0;
+}
+
+static inline void
+var_combine(acc_var *d, const acc_var *s)
+{
+	double		n;
+	double		tmp;
+
+	if (s->n == 0.0)
+		return;
+	if (d->n == 0.0)
+	{
+		*d = *s;
+		return;
+	}
+	n = d->n + s->n;
+	tmp = d->sx / d->n - s->sx / s->n;
+	d->sxx = d->sxx + s->sxx + d->n * s->n * tmp * tmp / n;
+	d->sx += s->sx;
+	d->n = n;
+}
+
+void
+wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
+{
+	char	   *base = acc;
+
+	(*(int64_t *) base)++;
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		const wa_agg_spec *spec = &layout->aggs[i];
+		char	   *st = base + layout->offsets[i];
+		const wa_value *v;
+
+		if (spec->kind == WA_AGG_COUNT_STAR)
+			continue;
+		v = &values[spec->input];
+		if (v->isnull)
+			continue;
+		switch (spec->kind)
+		{
+			case WA_AGG_COUNT_STAR:
+				break;
+			case WA_AGG_COUNT:
+				((acc_count *) st)->n++;
+				break;
+			case WA_AGG_SUM_INT:
+			case WA_AGG_AVG_INT:
+				((acc_sum_int *) st)->sum += v->i;
+				((acc_sum_int *) st)->n++;
+				break;
+			case WA_AGG_SUM_FLOAT:
+			case WA_AGG_AVG_FLOAT:
+				((acc_float *) st)->sum += v->f;
+				((acc_float *) st)->n++;
+				break;
+			case WA_AGG_MIN_INT:
+				{
+					acc_int    *s = (acc_int *) st;
+
+					if (s->n++ == 0 || v->i < s->v)
+						s->v = v->i;
+					break;
+				}
+			case WA_AGG_MAX_INT:
+				{
+					acc_int    *s = (acc_int *) st;
+
+					if (s->n++ == 0 || v->i > s->v)
+						s->v = v->i;
+					break;
+				}
+			case WA_AGG_MIN_FLOAT:
+				{
+					acc_float  *s = (acc_float *) st;
+
+					if (s->n++ == 0 || float_gt(s->sum, v->f))
+						s->sum = v->f;
+					break;
+				}
+			case WA_AGG_MAX_FLOAT:
+				{
+					acc_float  *s = (acc_float *) st;
+
+					if (s->n++ == 0 || float_gt(v->f, s->sum))
+						s->sum = v->f;
+					break;
+				}
+			case WA_AGG_VAR_SAMP:
+			case WA_AGG_VAR_POP:
+			case WA_AGG_STDDEV_SAMP:
+			case WA_AGG_STDDEV_POP:
+				var_accum((acc_var *) st, v->f);
+				break;
+		}
+	}
+}
+
+void
+wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
+{
+	char	   *d = dst;
+	const char *s = src;
+
+	*(int64_t *) d += *(const int64_t *) s;
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		char	   *ds = d + layout->offsets[i];
+		const char *ss = s + layout->offsets[i];
+
+		switch (layout->aggs[i].kind)
+		{
+			case WA_AGG_COUNT_STAR:
+				break;
+			case WA_AGG_COUNT:
+				((acc_count *) ds)->n += ((const acc_count *) ss)->n;
+				break;
+			case WA_AGG_SUM_INT:
+			case WA_AGG_AVG_INT:
+				((acc_sum_int *) ds)->sum += ((const acc_sum_int *) ss)->sum;
+				((acc_sum_int *) ds)->n += ((const acc_sum_int *) ss)->n;
+				break;
+			case WA_AGG_SUM_FLOAT:
+			case WA_AGG_AVG_FLOAT:
+				((acc_float *) ds)->sum += ((const acc_float *) ss)->sum;
+				((acc_float *) ds)->n += ((const acc_float *) ss)->n;
+				break;
+			case WA_AGG_MIN_INT:
+			case WA_AGG_MAX_INT:
+				{
+					acc_int    *a = (acc_int *) ds;
+					const acc_int *b = (const acc_int *) ss;
+					bool		is_min = layout->aggs[i].kind == WA_AGG_MIN_INT;
+
+					if (b->n == 0)
+						break;
+					if (a->n == 0 || (is_min ? b->v < a->v : b->v > a->v))
+						a->v = b->v;
+					a->n += b->n;
+					break;
+				}
+			case WA_AGG_MIN_FLOAT:
+			case WA_AGG_MAX_FLOAT:
+				{
+					acc_float  *a = (acc_float *) ds;
+					const acc_float *b = (const acc_float *) ss;
+					bool		is_min = layout->aggs[i].kind == WA_AGG_MIN_FLOAT;
+
+					if (b->n == 0)
+						break;
+					if (a->n == 0 ||
+						(is_min ? float_gt(a->sum, b->sum) : float_gt(b->sum, a->sum)))
+						a->sum = b->sum;
+					a->n += b->n;
+					break;
+				}
+			case WA_AGG_VAR_SAMP:
+			case WA_AGG_VAR_POP:
+			case WA_AGG_STDDEV_SAMP:
+			case WA_AGG_STDDEV_POP:
+				var_combine((acc_var *) ds, (const acc_var *) ss);
+				break;
+		}
+	}
+}
+
+void
+wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
+				wa_result *results)
+{
+	const char *base = acc;
+
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		const char *st = base + layout->offsets[i];
+		wa_result  *r = &results[i];
+
+		memset(r, 0, sizeof(*r));
+		switch (layout->aggs[i].kind)
+		{
+			case WA_AGG_COUNT_STAR:
+				r->count = *(const int64_t *) base;
+				break;
+			case WA_AGG_COUNT:
+				r->count = ((const acc_count *) st)->n;
+				break;
+			case WA_AGG_SUM_INT:
+			case WA_AGG_AVG_INT:
+				r->sum = ((const acc_sum_int *) st)->sum;
+				r->count = ((const acc_sum_int *) st)->n;
+				r->isnull = r->count == 0;
+				break;
+			case WA_AGG_SUM_FLOAT:
+			case WA_AGG_MIN_FLOAT:
+			case WA_AGG_MAX_FLOAT:
+				r->f = ((const acc_float *) st)->sum;
+				r->count = ((const acc_float *) st)->n;
+				r->isnull = r->count == 0;
+				break;
+			case WA_AGG_AVG_FLOAT:
+				r->count = ((const acc_float *) st)->n;
+				r->isnull = r->count == 0;
+				if (!r->isnull)
+					r->f = ((const acc_float *) st)->sum / (double) r->count;
+				break;
+			case WA_AGG_MIN_INT:
+			case WA_AGG_MAX_INT:
+				r->i = ((const acc_int *) st)->v;
+				r->count = ((const acc_int *) st)->n;
+				r->isnull = r->count == 0;
+				break;
+			case WA_AGG_VAR_SAMP:
+			case WA_AGG_STDDEV_SAMP:
+			case WA_AGG_VAR_POP:
+			case WA_AGG_STDDEV_POP:
+				{
+					const acc_var *s = (const acc_var *) st;
+					bool		samp = layout->aggs[i].kind == WA_AGG_VAR_SAMP ||
+						layout->aggs[i].kind == WA_AGG_STDDEV_SAMP;
+					bool		sqrt_it = layout->aggs[i].kind == WA_AGG_STDDEV_SAMP ||
+						layout->aggs[i].kind == WA_AGG_STDDEV_POP;
+
+					r->count = (int64_t) s->n;
+					if (s->n < (samp ? 2.0 : 1.0))
+					{
+						r->isnull = true;
+						break;
+					}
+					r->f = s->sxx / (samp ? s->n - 1.0 : s->n);
+					if (sqrt_it)
+						r->f = sqrt(r->f);
+					break;
+				}
+		}
+	}
+}
+
+bool
+wa_acc_is_empty(const wa_agg_layout *layout, const void *acc)
+{
+	(void) layout;
+	return *(const int64_t *) acc == 0;
+}
+
+const char *
+wa_agg_kind_name(wa_agg_kind kind)
+{
+	switch (kind)
+	{
+		case WA_AGG_COUNT_STAR:
+			return "count(*)";
+		case WA_AGG_COUNT:
+			return "count";
+		case WA_AGG_SUM_INT:
+			return "sum(int)";
+		case WA_AGG_SUM_FLOAT:
+			return "sum(float)";
+		case WA_AGG_MIN_INT:
+			return "min(int)";
+		case WA_AGG_MAX_INT:
+			return "max(int)";
+		case WA_AGG_MIN_FLOAT:
+			return "min(float)";
+		case WA_AGG_MAX_FLOAT:
+			return "max(float)";
+		case WA_AGG_AVG_INT:
+			return "avg(int)";
+		case WA_AGG_AVG_FLOAT:
+			return "avg(float)";
+		case WA_AGG_VAR_SAMP:
+			return "var_samp";
+		case WA_AGG_VAR_POP:
+			return "var_pop";
+		case WA_AGG_STDDEV_SAMP:
+			return "stddev_samp";
+		case WA_AGG_STDDEV_POP:
+			return "stddev_pop";
+	}
+	return "?";
+}

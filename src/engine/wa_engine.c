@@ -1,0 +1,883 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_engine.c
+ *	  The event-time windowing engine (see wa_engine.h for the semantics).
+ *
+ * Units.  Internally everything is counted in slices: slice s covers ticks
+ * [s*g + base, (s+1)*g + base), where g is the slice width and base the
+ * grid offset.  A window of spec j covers the slices [ws, ws + size_s) for
+ * every start ws congruent to phase_j modulo slide_s; its end is the slice
+ * number ws + size_s.  Window numbers can leave the int64 range near the
+ * limits of event time, so they are wa_tick (128-bit) values.
+ *
+ * Watermark-derived thresholds, recomputed on every advance:
+ *	  fired_end:  a window with end slice <= fired_end has fired;
+ *	  closed_end: a window with end slice <= closed_end accepts no more
+ *				  events (end + lateness <= watermark).
+ *
+ * Keys.  Each key holds its sorted slices, the fired_end at which it was
+ * last brought up to date, and a deadline in the key heap: the earliest of
+ * its next window end and its first slice's expiry.  Advancing the
+ * watermark visits only keys whose deadline passed.  An event for a key
+ * also brings the key up to date, which is safe because a key whose
+ * deadline is not due has no data in any window that fired since.
+ *
+ * Fired windows that receive late data get a record in late_windows
+ * (revision count and dirty flag) that lives until the window closes; the
+ * record heap orders them by closing time so that a dirty window is emitted
+ * before its slices can expire.
+ *
+ * src/engine/wa_engine.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wa_engine.h"
+
+#include <string.h>
+
+#include "wa_hashtab.h"
+#include "wa_heap.h"
+#include "wa_mem.h"
+#include "wa_slices.h"
+
+/* A window spec in slice units. */
+typedef struct spec
+{
+	int64_t		size_s;
+	int64_t		slide_s;
+	int64_t		phase;			/* window starts are phase mod slide_s */
+} spec;
+
+typedef struct keystate
+{
+	wa_heap_node node;			/* first: the heap hands back this pointer */
+	uint64_t	hash;
+	int64_t		ival;
+	uint8_t    *bytes;
+	uint32_t	len;
+	wa_tick		fired_end;		/* windows ending at or before: handled */
+	wa_slices	slices;
+} keystate;
+
+typedef struct late_window
+{
+	wa_heap_node node;			/* deadline: the window's closing tick */
+	uint64_t	hash;
+	keystate   *key;
+	int			window;
+	wa_tick		start;			/* slice number of the window start */
+	int64_t		revision;		/* emissions so far */
+	bool		dirty;			/* late data not yet emitted */
+	bool		closed;			/* off the table; free after emit_late */
+} late_window;
+
+/* Probe for late_windows lookups. */
+typedef struct late_probe
+{
+	keystate   *key;
+	int			window;
+	wa_tick		start;
+} late_probe;
+
+struct wa_engine
+{
+	wa_mem		mem;
+	int			n_windows;
+	wa_window  *windows;
+	spec	   *specs;
+	int64_t		g;				/* slice width in ticks */
+	int64_t		base;			/* grid offset, in [0, g) */
+	int64_t		bound;
+	int64_t		lateness;
+	bool		byte_keys;
+	wa_emit_fn	emit;
+	void	   *emit_arg;
+
+	wa_agg_layout layout;
+	wa_agg_spec *aggs;
+	uint32_t   *offsets;
+	uint32_t	stride;			/* bytes per slice entry */
+	void	   *scratch;		/* accumulator for merging a window */
+	wa_result  *results;
+
+	/* time */
+	int64_t		max_ts;
+	bool		seen_event;
+	wa_tick		wm;
+	wa_tick		fired_end;
+	wa_tick		closed_end;
+	wa_tick		expire_limit;	/* slices below this number are unused */
+
+	wa_hashtab	keys;
+	wa_heap		key_deadlines;
+	wa_hashtab	late_windows;
+	wa_heap		late_deadlines;
+	late_window **dirty;
+	int64_t		n_dirty;
+	int64_t		dirty_capacity;
+
+	wa_stats	stats;
+};
+
+/* ---------- time arithmetic in slice units ---------- */
+
+static inline wa_tick
+slice_tick(const wa_engine *e, wa_tick s)
+{
+	return s * e->g + e->base;
+}
+
+/* The slice holding event time t; fits int64 (see below). */
+static inline int64_t
+slice_of(const wa_engine *e, int64_t t)
+{
+	int64_t		q = wa_floor_div(t, e->g);
+
+	/*
+	 * Since base < g, subtracting one never underflows: when g == 1, base is
+	 * 0 and the branch is never taken; when g >= 2, q >= INT64_MIN / 2.
+	 */
+	if (wa_floor_mod(t, e->g) < e->base)
+		q--;
+	return q;
+}
+
+/* Smallest window start >= x for spec sp. */
+static inline wa_tick
+align_up(const spec *sp, wa_tick x)
+{
+	return x + wa_tick_floor_mod(sp->phase - x, sp->slide_s);
+}
+
+/* Largest window start <= x for spec sp. */
+static inline wa_tick
+align_down(const spec *sp, wa_tick x)
+{
+	return x - wa_tick_floor_mod(x - sp->phase, sp->slide_s);
+}
+
+/* Slice number below which no window of any spec accepts data. */
+static wa_tick
+compute_expire_limit(const wa_engine *e, wa_tick closed_end)
+{
+	wa_tick		limit = WA_TICK_MAX;
+
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		wa_tick		t = align_up(&e->specs[j], closed_end - e->specs[j].size_s + 1);
+
+		if (t < limit)
+			limit = t;
+	}
+	return limit;
+}
+
+static void
+set_watermark(wa_engine *e, wa_tick wm)
+{
+	e->wm = wm;
+	e->fired_end = wa_tick_floor_div(wm - e->base, e->g);
+	e->closed_end = wa_tick_floor_div(wm - e->lateness - e->base, e->g);
+	e->expire_limit = compute_expire_limit(e, e->closed_end);
+}
+
+/* Tick at which slice s stops being used: its last window closes. */
+static wa_tick
+slice_expiry(const wa_engine *e, int64_t s)
+{
+	wa_tick		last_end = WA_TICK_MIN;
+
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		const spec *sp = &e->specs[j];
+		wa_tick		end = align_down(sp, s) + sp->size_s;
+
+		if (end > last_end)
+			last_end = end;
+	}
+	return slice_tick(e, last_end) + e->lateness;
+}
+
+/* ---------- configuration ---------- */
+
+const char *
+wa_config_check(const wa_config *config)
+{
+	if (config->n_windows <= 0)
+		return "at least one window is required";
+	if (config->windows == NULL)
+		return "windows must not be NULL";
+	for (int j = 0; j < config->n_windows; j++)
+	{
+		const wa_window *w = &config->windows[j];
+
+		if (w->size <= 0)
+			return "window size must be positive";
+		if (w->slide <= 0)
+			return "window slide must be positive";
+		if (w->size < w->slide)
+			return "window size must be at least the slide";
+	}
+	if (config->bound < 0)
+		return "bound must not be negative";
+	if (config->lateness < 0)
+		return "lateness must not be negative";
+	if (config->n_aggs < 0 || (config->n_aggs > 0 && config->aggs == NULL))
+		return "aggregate list is invalid";
+	for (int i = 0; i < config->n_aggs; i++)
+	{
+		wa_agg_kind kind = config->aggs[i].kind;
+
+		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_STDDEV_POP)
+			return "unknown aggregate kind";
+		if (kind != WA_AGG_COUNT_STAR && config->aggs[i].input < 0)
+			return "aggregate input index must not be negative";
+	}
+	if (config->emit == NULL)
+		return "an emit callback is required";
+	return NULL;
+}
+
+wa_engine *
+wa_engine_create(const wa_config *config)
+{
+	wa_mem		mem;
+	wa_engine  *e;
+	int64_t		g = 0;
+	int64_t		origin0;
+
+	wa_mem_init(&mem, config->allocator);
+	e = wa_mem_alloc(&mem, sizeof(wa_engine));
+	memset(e, 0, sizeof(*e));
+	e->mem = mem;
+
+	e->n_windows = config->n_windows;
+	e->windows = wa_mem_alloc(&e->mem, sizeof(wa_window) * e->n_windows);
+	memcpy(e->windows, config->windows, sizeof(wa_window) * e->n_windows);
+	e->specs = wa_mem_alloc(&e->mem, sizeof(spec) * e->n_windows);
+
+	/*
+	 * Slice width: the gcd of every size and slide, and of the differences
+	 * between the (normalized) origins, so that every window boundary of
+	 * every spec is a slice boundary.
+	 */
+	origin0 = wa_floor_mod(config->windows[0].origin, config->windows[0].slide);
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		const wa_window *w = &config->windows[j];
+		int64_t		oj = wa_floor_mod(w->origin, w->slide);
+
+		g = wa_gcd(g, w->size);
+		g = wa_gcd(g, w->slide);
+		g = wa_gcd(g, oj - origin0);
+	}
+	e->g = g;
+	e->base = wa_floor_mod(origin0, g);
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		const wa_window *w = &config->windows[j];
+		spec	   *sp = &e->specs[j];
+		int64_t		oj = wa_floor_mod(w->origin, w->slide);
+
+		sp->size_s = w->size / g;
+		sp->slide_s = w->slide / g;
+		sp->phase = wa_floor_mod((oj - e->base) / g, sp->slide_s);
+	}
+
+	e->bound = config->bound;
+	e->lateness = config->lateness;
+	e->byte_keys = config->byte_keys;
+	e->emit = config->emit;
+	e->emit_arg = config->emit_arg;
+
+	e->aggs = wa_mem_alloc(&e->mem, sizeof(wa_agg_spec) * (config->n_aggs + 1));
+	if (config->n_aggs > 0)
+		memcpy(e->aggs, config->aggs, sizeof(wa_agg_spec) * config->n_aggs);
+	e->offsets = wa_mem_alloc(&e->mem, sizeof(uint32_t) * (config->n_aggs + 1));
+	wa_agg_layout_init(&e->layout, config->n_aggs, e->aggs, e->offsets);
+	e->stride = WA_SLICE_HEADER + e->layout.acc_size;
+	e->scratch = wa_mem_alloc(&e->mem, e->layout.acc_size);
+	e->results = wa_mem_alloc(&e->mem, sizeof(wa_result) * (config->n_aggs + 1));
+
+	wa_hashtab_init(&e->keys, &e->mem);
+	wa_heap_init(&e->key_deadlines);
+	wa_hashtab_init(&e->late_windows, &e->mem);
+	wa_heap_init(&e->late_deadlines);
+
+	set_watermark(e, WA_TICK_MIN);
+	return e;
+}
+
+/* ---------- keys ---------- */
+
+static bool
+key_eq_int(const void *stored, const void *probe)
+{
+	return ((const keystate *) stored)->ival == ((const wa_key *) probe)->ival;
+}
+
+static bool
+key_eq_bytes(const void *stored, const void *probe)
+{
+	const keystate *k = stored;
+	const wa_key *p = probe;
+
+	return k->len == p->len && memcmp(k->bytes, p->bytes, p->len) == 0;
+}
+
+static inline uint64_t
+key_hash(const wa_engine *e, const wa_key *key)
+{
+	return e->byte_keys ? wa_hash_bytes(key->bytes, key->len) :
+		wa_hash64((uint64_t) key->ival);
+}
+
+static keystate *
+key_lookup_or_create(wa_engine *e, const wa_key *key)
+{
+	uint64_t	hash = key_hash(e, key);
+	keystate   *k;
+
+	k = wa_hashtab_find(&e->keys, hash,
+						e->byte_keys ? key_eq_bytes : key_eq_int, key);
+	if (k != NULL)
+		return k;
+
+	k = wa_mem_alloc(&e->mem, sizeof(keystate));
+	memset(k, 0, sizeof(*k));
+	k->hash = hash;
+	k->node.pos = -1;
+	k->node.deadline = WA_TICK_MAX;
+	k->fired_end = e->fired_end;
+	if (e->byte_keys)
+	{
+		k->len = key->len;
+		k->bytes = wa_mem_alloc(&e->mem, key->len > 0 ? key->len : 1);
+		if (key->len > 0)
+			memcpy(k->bytes, key->bytes, key->len);
+	}
+	else
+		k->ival = key->ival;
+	wa_hashtab_insert(&e->keys, &e->mem, hash, k);
+	e->stats.n_keys++;
+	return k;
+}
+
+static void
+key_free(wa_engine *e, keystate *k)
+{
+	if (k->node.pos >= 0)
+		wa_heap_remove(&e->key_deadlines, &k->node);
+	wa_hashtab_remove(&e->keys, k->hash, k);
+	wa_slices_free(&k->slices, &e->mem, e->stride);
+	if (e->byte_keys)
+		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
+	wa_mem_free(&e->mem, k, sizeof(keystate));
+	e->stats.n_keys--;
+}
+
+static void
+key_set_deadline(wa_engine *e, keystate *k, wa_tick deadline)
+{
+	k->node.deadline = deadline;
+	if (k->node.pos < 0)
+		wa_heap_push(&e->key_deadlines, &e->mem, &k->node);
+	else
+		wa_heap_update(&e->key_deadlines, &k->node);
+}
+
+static inline void
+pane_key(const wa_engine *e, const keystate *k, wa_key *out)
+{
+	out->ival = k->ival;
+	out->bytes = k->bytes;
+	out->len = k->len;
+	(void) e;
+}
+
+/* ---------- windows ---------- */
+
+/*
+ * Merge the slices of window [ws, ws + size_s) of key k, starting the scan
+ * at position pos (the first slice >= ws); returns the number merged.
+ */
+static uint32_t
+merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
+{
+	uint32_t	n = 0;
+
+	wa_acc_init(&e->layout, e->scratch);
+	for (; pos < k->slices.count; pos++, n++)
+	{
+		if (wa_slices_index(&k->slices, e->stride, pos) >= ws_end)
+			break;
+		wa_acc_merge(&e->layout, e->scratch,
+					 wa_slices_acc(&k->slices, e->stride, pos));
+	}
+	e->stats.merges += n;
+	return n;
+}
+
+static void
+emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws,
+		  wa_pane_kind kind, int64_t revision)
+{
+	wa_pane		pane;
+
+	wa_acc_finalize(&e->layout, e->scratch, e->results);
+	pane_key(e, k, &pane.key);
+	pane.window = j;
+	pane.start = slice_tick(e, ws);
+	pane.end = slice_tick(e, ws + e->specs[j].size_s);
+	pane.kind = kind;
+	pane.revision = revision;
+	pane.results = e->results;
+	pane.acc = e->scratch;
+	if (kind == WA_PANE_ON_TIME)
+		e->stats.panes_on_time++;
+	else
+		e->stats.panes_late++;
+	e->emit(e->emit_arg, &pane);
+}
+
+/* Fire key k's windows of spec j with end in (lo, hi] that hold data. */
+static void
+fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
+{
+	const spec *sp = &e->specs[j];
+	wa_tick		ws = align_up(sp, lo - sp->size_s + 1);
+	uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
+
+	while (ws + sp->size_s <= hi && pos < k->slices.count)
+	{
+		int64_t		first;
+
+		while (pos < k->slices.count &&
+			   wa_slices_index(&k->slices, e->stride, pos) < ws)
+			pos++;
+		if (pos == k->slices.count)
+			break;
+		first = wa_slices_index(&k->slices, e->stride, pos);
+		if (first >= ws + sp->size_s)
+		{
+			/* empty window: jump to the first window holding that slice */
+			ws = align_up(sp, (wa_tick) first - sp->size_s + 1);
+			continue;
+		}
+		merge_window(e, k, pos, ws + sp->size_s);
+		emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+		ws += sp->slide_s;
+	}
+}
+
+/* Earliest end (slice number) of an unfired window of k, or WA_TICK_MAX. */
+static wa_tick
+next_fire_end(const wa_engine *e, const keystate *k)
+{
+	wa_tick		best = WA_TICK_MAX;
+
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		const spec *sp = &e->specs[j];
+		/* first slice that belongs to some window ending after fired_end */
+		wa_tick		threshold = align_up(sp, e->fired_end - sp->size_s + 1);
+		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, threshold);
+		wa_tick		s;
+		wa_tick		lo;
+		wa_tick		end;
+
+		if (pos == k->slices.count)
+			continue;
+		s = wa_slices_index(&k->slices, e->stride, pos);
+		lo = s > e->fired_end ? s : e->fired_end;
+		/* smallest window end > lo: ends are starts shifted by size_s */
+		end = align_up(sp, lo + 1 - sp->size_s) + sp->size_s;
+		if (end < best)
+			best = end;
+	}
+	return best;
+}
+
+static void
+key_reschedule(wa_engine *e, keystate *k)
+{
+	wa_tick		fire = next_fire_end(e, k);
+	wa_tick		deadline;
+
+	deadline = slice_expiry(e, wa_slices_index(&k->slices, e->stride, 0));
+	if (fire != WA_TICK_MAX && slice_tick(e, fire) < deadline)
+		deadline = slice_tick(e, fire);
+	key_set_deadline(e, k, deadline);
+}
+
+/*
+ * Bring key k up to the current watermark: fire its due windows, free the
+ * slices no window can use any more, and reschedule it (or free it).
+ */
+static void
+key_visit(wa_engine *e, keystate *k)
+{
+	if (k->fired_end < e->fired_end)
+	{
+		for (int j = 0; j < e->n_windows; j++)
+			fire_windows(e, k, j, k->fired_end, e->fired_end);
+		k->fired_end = e->fired_end;
+	}
+	while (k->slices.count > 0 &&
+		   wa_slices_index(&k->slices, e->stride, 0) < e->expire_limit)
+	{
+		wa_slices_pop_front(&k->slices);
+		e->stats.n_slices--;
+	}
+	if (k->slices.count == 0)
+		key_free(e, k);
+	else
+		key_reschedule(e, k);
+}
+
+/* ---------- late windows ---------- */
+
+static bool
+late_eq(const void *stored, const void *probe)
+{
+	const late_window *w = stored;
+	const late_probe *p = probe;
+
+	return w->key == p->key && w->window == p->window && w->start == p->start;
+}
+
+static inline uint64_t
+late_hash(const keystate *k, int j, wa_tick ws)
+{
+	return wa_hash64(k->hash ^ wa_hash64((uint64_t) ws ^
+										 ((uint64_t) (ws >> 64) << 7) ^
+										 ((uint64_t) j << 56)));
+}
+
+static void
+late_emit(wa_engine *e, late_window *w)
+{
+	uint32_t	pos = wa_slices_lower_bound(&w->key->slices, e->stride, w->start);
+
+	merge_window(e, w->key, pos, w->start + e->specs[w->window].size_s);
+	w->revision++;
+	w->dirty = false;
+	emit_pane(e, w->key, w->window, w->start, WA_PANE_LATE, w->revision);
+}
+
+static void
+late_free(wa_engine *e, late_window *w)
+{
+	wa_mem_free(&e->mem, w, sizeof(late_window));
+	e->stats.n_late_windows--;
+}
+
+/*
+ * Record that fired window ws of spec j of key k receives a late event.
+ * Called before the event is applied, so "has data" means "was emitted".
+ */
+static void
+late_mark(wa_engine *e, keystate *k, int j, wa_tick ws)
+{
+	late_probe	probe = {k, j, ws};
+	uint64_t	hash = late_hash(k, j, ws);
+	late_window *w = wa_hashtab_find(&e->late_windows, hash, late_eq, &probe);
+
+	if (w == NULL)
+	{
+		wa_tick		ws_end = ws + e->specs[j].size_s;
+		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
+
+		w = wa_mem_alloc(&e->mem, sizeof(late_window));
+		memset(w, 0, sizeof(*w));
+		w->hash = hash;
+		w->key = k;
+		w->window = j;
+		w->start = ws;
+		/* it fired on time iff it held data; late data always creates w */
+		w->revision = (pos < k->slices.count &&
+					   wa_slices_index(&k->slices, e->stride, pos) < ws_end) ? 1 : 0;
+		w->node.deadline = slice_tick(e, ws_end) + e->lateness;
+		wa_hashtab_insert(&e->late_windows, &e->mem, hash, w);
+		wa_heap_push(&e->late_deadlines, &e->mem, &w->node);
+		e->stats.n_late_windows++;
+	}
+	if (!w->dirty)
+	{
+		if (e->n_dirty == e->dirty_capacity)
+		{
+			int64_t		capacity = e->dirty_capacity ? e->dirty_capacity * 2 : 64;
+
+			e->dirty = e->dirty == NULL ?
+				wa_mem_alloc(&e->mem, capacity * sizeof(late_window *)) :
+				wa_mem_realloc(&e->mem, e->dirty,
+							   e->dirty_capacity * sizeof(late_window *),
+							   capacity * sizeof(late_window *));
+			e->dirty_capacity = capacity;
+		}
+		e->dirty[e->n_dirty++] = w;
+		w->dirty = true;
+	}
+}
+
+/* Drop the records of windows that closed; emit those still dirty first. */
+static void
+late_expire(wa_engine *e)
+{
+	wa_heap_node *top;
+
+	while ((top = wa_heap_top(&e->late_deadlines)) != NULL &&
+		   top->deadline <= e->wm)
+	{
+		late_window *w = (late_window *) top;
+
+		wa_heap_remove(&e->late_deadlines, top);
+		wa_hashtab_remove(&e->late_windows, w->hash, w);
+		if (w->dirty)
+		{
+			/* still listed in dirty: emit now, free in emit_late */
+			late_emit(e, w);
+			w->closed = true;
+		}
+		else
+			late_free(e, w);
+	}
+}
+
+void
+wa_engine_emit_late(wa_engine *e)
+{
+	for (int64_t i = 0; i < e->n_dirty; i++)
+	{
+		late_window *w = e->dirty[i];
+
+		if (w->dirty)
+			late_emit(e, w);
+		if (w->closed)
+			late_free(e, w);
+	}
+	e->n_dirty = 0;
+}
+
+/* ---------- watermark ---------- */
+
+void
+wa_engine_advance(wa_engine *e, wa_tick wm)
+{
+	wa_heap_node *top;
+
+	if (wm <= e->wm)
+		return;
+	set_watermark(e, wm);
+	late_expire(e);
+	while ((top = wa_heap_top(&e->key_deadlines)) != NULL &&
+		   top->deadline <= e->wm)
+		key_visit(e, (keystate *) top);
+}
+
+void
+wa_engine_flush(wa_engine *e)
+{
+	wa_engine_emit_late(e);
+	wa_engine_advance(e, WA_TICK_MAX);
+	wa_engine_emit_late(e);
+}
+
+/* ---------- ingest ---------- */
+
+wa_ingest_result
+wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
+				 const wa_value *values)
+{
+	int64_t		s = slice_of(e, t);
+	bool		any_accept = false;
+	bool		all_accept = true;
+	keystate   *k;
+	uint32_t	pos;
+	void	   *acc;
+	bool		new_slice;
+	wa_tick		deadline;
+	wa_tick		wm;
+
+	e->stats.events_in++;
+
+	/*
+	 * The windows of spec j containing slice s start at ws_last, ws_last -
+	 * slide_s, ... down to just above s - size_s; their ends decrease in
+	 * the same order, so the latest window accepts if any does and the
+	 * earliest rejects if any does.
+	 */
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		const spec *sp = &e->specs[j];
+		wa_tick		ws_last = align_down(sp, s);
+		wa_tick		ws_first = align_up(sp, (wa_tick) s - sp->size_s + 1);
+
+		if (ws_last + sp->size_s > e->closed_end)
+			any_accept = true;
+		if (ws_first + sp->size_s <= e->closed_end)
+			all_accept = false;
+	}
+	if (!any_accept)
+	{
+		e->stats.events_dropped++;
+		return WA_INGEST_DROPPED;
+	}
+	if (!all_accept)
+		e->stats.events_partial++;
+
+	k = key_lookup_or_create(e, key);
+	/* nothing of k is due (else it would have been visited): catch up */
+	k->fired_end = e->fired_end;
+
+	/*
+	 * Fired windows that still accept get late panes.  Every window holding
+	 * s ends after s, so none has fired unless s < fired_end; start the walk
+	 * at the latest fired one.
+	 */
+	if ((wa_tick) s < e->fired_end)
+	{
+		for (int j = 0; j < e->n_windows; j++)
+		{
+			const spec *sp = &e->specs[j];
+			wa_tick		ws = align_down(sp, s);
+			wa_tick		last_fired = align_down(sp, e->fired_end - sp->size_s);
+
+			if (last_fired < ws)
+				ws = last_fired;
+			for (; ws > (wa_tick) s - sp->size_s; ws -= sp->slide_s)
+			{
+				if (ws + sp->size_s <= e->closed_end)
+					break;
+				late_mark(e, k, j, ws);
+			}
+		}
+	}
+
+	/* fold the event into its slice */
+	pos = wa_slices_lower_bound(&k->slices, e->stride, s);
+	new_slice = pos == k->slices.count ||
+		wa_slices_index(&k->slices, e->stride, pos) != s;
+	if (new_slice)
+	{
+		acc = wa_slices_insert(&k->slices, &e->mem, e->stride, pos, s);
+		wa_acc_init(&e->layout, acc);
+		e->stats.n_slices++;
+	}
+	else
+		acc = wa_slices_acc(&k->slices, e->stride, pos);
+	wa_acc_update(&e->layout, acc, values);
+
+	/* the key's deadline may move earlier: a new slice, an earlier window */
+	deadline = k->node.deadline;
+	if (new_slice || k->node.pos < 0)
+	{
+		wa_tick		exp = slice_expiry(e, s);
+
+		if (exp < deadline)
+			deadline = exp;
+	}
+	if (slice_tick(e, (wa_tick) s + 1) < deadline)
+	{
+		for (int j = 0; j < e->n_windows; j++)
+		{
+			const spec *sp = &e->specs[j];
+			wa_tick		lo = (wa_tick) s > e->fired_end ? (wa_tick) s : e->fired_end;
+			wa_tick		end = align_up(sp, lo + 1 - sp->size_s) + sp->size_s;
+
+			/* only windows that contain s */
+			if (end - sp->size_s <= s)
+			{
+				wa_tick		tick = slice_tick(e, end);
+
+				if (tick < deadline)
+					deadline = tick;
+			}
+		}
+	}
+	if (deadline != k->node.deadline || k->node.pos < 0)
+		key_set_deadline(e, k, deadline);
+
+	/* advance the watermark */
+	if (!e->seen_event || t > e->max_ts)
+	{
+		e->max_ts = t;
+		e->seen_event = true;
+	}
+	wm = (wa_tick) e->max_ts - e->bound;
+	if (wm > e->wm)
+		wa_engine_advance(e, wm);
+
+	return all_accept ? WA_INGEST_ACCEPTED : WA_INGEST_PARTIAL;
+}
+
+/* ---------- teardown and accessors ---------- */
+
+void
+wa_engine_destroy(wa_engine *e)
+{
+	wa_mem		mem;
+
+	/* free what is left without emitting anything */
+	for (uint64_t i = 0; i <= e->late_windows.mask; i++)
+	{
+		late_window *w = e->late_windows.slots[i].ptr;
+
+		if (w != NULL)
+			wa_mem_free(&e->mem, w, sizeof(late_window));
+	}
+	for (int64_t i = 0; i < e->n_dirty; i++)
+		if (e->dirty[i]->closed)
+			wa_mem_free(&e->mem, e->dirty[i], sizeof(late_window));
+	for (uint64_t i = 0; i <= e->keys.mask; i++)
+	{
+		keystate   *k = e->keys.slots[i].ptr;
+
+		if (k != NULL)
+		{
+			wa_slices_free(&k->slices, &e->mem, e->stride);
+			if (e->byte_keys)
+				wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
+			wa_mem_free(&e->mem, k, sizeof(keystate));
+		}
+	}
+	wa_hashtab_destroy(&e->keys, &e->mem);
+	wa_hashtab_destroy(&e->late_windows, &e->mem);
+	wa_heap_destroy(&e->key_deadlines, &e->mem);
+	wa_heap_destroy(&e->late_deadlines, &e->mem);
+	wa_mem_free(&e->mem, e->dirty, e->dirty_capacity * sizeof(late_window *));
+	wa_mem_free(&e->mem, e->results, sizeof(wa_result) * (e->layout.n_aggs + 1));
+	wa_mem_free(&e->mem, e->scratch, e->layout.acc_size);
+	wa_mem_free(&e->mem, e->offsets, sizeof(uint32_t) * (e->layout.n_aggs + 1));
+	wa_mem_free(&e->mem, e->aggs, sizeof(wa_agg_spec) * (e->layout.n_aggs + 1));
+	wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_windows);
+	wa_mem_free(&e->mem, e->windows, sizeof(wa_window) * e->n_windows);
+	mem = e->mem;
+	wa_mem_free(&mem, e, sizeof(wa_engine));
+}
+
+int64_t
+wa_engine_slice_width(const wa_engine *e)
+{
+	return e->g;
+}
+
+wa_tick
+wa_engine_watermark(const wa_engine *e)
+{
+	return e->wm;
+}
+
+void
+wa_engine_get_stats(const wa_engine *e, wa_stats *stats)
+{
+	*stats = e->stats;
+	stats->mem_bytes = e->mem.bytes;
+	stats->peak_mem_bytes = e->mem.peak;
+}
+
+const wa_agg_layout *
+wa_engine_layout(const wa_engine *e)
+{
+	return &e->layout;
+}

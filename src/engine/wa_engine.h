@@ -1,0 +1,175 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_engine.h
+ *	  The event-time windowing engine: slices, watermark, firing, allowed
+ *	  lateness, late panes and dropped events.
+ *
+ * One engine instance aggregates one stream for a set of tumbling/hopping
+ * window specifications.  Time is cut into slices of width g = gcd of every
+ * size, slide and origin difference; each event updates exactly one
+ * accumulator, that of its (key, slice), and a window is the merge of the
+ * slices it covers.  All windows share the one slice store.
+ *
+ * Semantics (identical for the batch function and for pipelines):
+ *
+ *	- Events are ingested in arrival order.  The watermark starts at -inf and
+ *	  after each event becomes max(watermark, max event time - bound).
+ *	- A window [start, end) accepts an event iff end + lateness > the
+ *	  watermark just before the event.  An accepted event joins a window that
+ *	  has not fired, or refines one that has (a late pane).  An event no
+ *	  window accepts is dropped: wa_engine_ingest says so and the caller sends
+ *	  it to a dead-letter table.
+ *	- A window fires (on-time pane, revision 1) when the watermark reaches its
+ *	  end, provided it holds data.  Late events mark fired windows dirty;
+ *	  wa_engine_emit_late emits one late pane per dirty window carrying the
+ *	  full accumulated value and the next revision.  A dirty window about to
+ *	  expire is emitted before its slices are freed.
+ *	- A slice is freed once every window containing it has end + lateness <=
+ *	  watermark; a key is freed with its last slice.
+ *
+ * Firing work is proportional to the (key, window) pairs that hold data:
+ * keys wait in a min-heap ordered by their next deadline (next window end
+ * or next slice expiry), so keys with nothing due are never visited.
+ *
+ * The engine knows nothing of PostgreSQL.  Memory comes from a caller-given
+ * allocator, output goes to a caller-given callback.
+ *
+ * src/engine/wa_engine.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WA_ENGINE_H
+#define WA_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wa_agg.h"
+#include "wa_time.h"
+
+/* A window specification, in ticks: [origin + k*slide, +size). */
+typedef struct wa_window
+{
+	int64_t		size;			/* >= slide */
+	int64_t		slide;			/* > 0 */
+	int64_t		origin;			/* any tick a window starts at */
+} wa_window;
+
+/* A grouping key: an int64, or an opaque byte string. */
+typedef struct wa_key
+{
+	int64_t		ival;			/* used when the engine has int64 keys */
+	const uint8_t *bytes;		/* used when it has byte keys */
+	uint32_t	len;
+} wa_key;
+
+typedef enum wa_pane_kind
+{
+	WA_PANE_ON_TIME,
+	WA_PANE_LATE
+} wa_pane_kind;
+
+/* One emitted result row: the value of a (key, window) at some revision. */
+typedef struct wa_pane
+{
+	wa_key		key;
+	int			window;			/* index into the config's windows */
+	wa_tick		start;
+	wa_tick		end;
+	wa_pane_kind kind;
+	int64_t		revision;		/* 1 for the first emission of the window */
+	const wa_result *results;	/* one per aggregate */
+	const void *acc;			/* the merged accumulator (for tests) */
+} wa_pane;
+
+typedef void (*wa_emit_fn) (void *arg, const wa_pane *pane);
+
+/* Where the engine gets memory from.  All three are required. */
+typedef struct wa_allocator
+{
+	void	   *(*alloc) (void *arg, size_t size);
+	void	   *(*realloc) (void *arg, void *ptr, size_t old_size,
+							size_t new_size);
+	void		(*free) (void *arg, void *ptr, size_t size);
+	void	   *arg;
+} wa_allocator;
+
+typedef struct wa_config
+{
+	int			n_windows;
+	const wa_window *windows;
+	int64_t		bound;			/* >= 0: out-of-orderness bound */
+	int64_t		lateness;		/* >= 0: allowed lateness */
+	int			n_aggs;
+	const wa_agg_spec *aggs;
+	bool		byte_keys;		/* keys are byte strings, not int64 */
+	wa_emit_fn	emit;
+	void	   *emit_arg;
+	const wa_allocator *allocator;	/* NULL: malloc/realloc/free */
+} wa_config;
+
+/* What happened to an ingested event. */
+typedef enum wa_ingest_result
+{
+	WA_INGEST_ACCEPTED,			/* every window containing it accepted it */
+	WA_INGEST_PARTIAL,			/* some windows had closed for good */
+	WA_INGEST_DROPPED			/* no window accepted it: dead letter */
+} wa_ingest_result;
+
+typedef struct wa_stats
+{
+	uint64_t	events_in;
+	uint64_t	events_partial;
+	uint64_t	events_dropped;
+	uint64_t	panes_on_time;
+	uint64_t	panes_late;
+	uint64_t	merges;			/* slice accumulators merged into panes */
+	uint64_t	n_keys;			/* live keys */
+	uint64_t	n_slices;		/* live (key, slice) accumulators */
+	uint64_t	n_late_windows; /* fired windows tracked for revisions */
+	uint64_t	mem_bytes;		/* bytes held from the allocator */
+	uint64_t	peak_mem_bytes;
+} wa_stats;
+
+typedef struct wa_engine wa_engine;
+
+/*
+ * Check a configuration.  Returns NULL if it is usable, else a message that
+ * names the offending field (a static string).
+ */
+extern const char *wa_config_check(const wa_config *config);
+
+/* Create an engine; the config must pass wa_config_check. */
+extern wa_engine *wa_engine_create(const wa_config *config);
+extern void wa_engine_destroy(wa_engine *engine);
+
+/* Slice width g in ticks, and the tick that slice 0 starts at. */
+extern int64_t wa_engine_slice_width(const wa_engine *engine);
+
+/*
+ * Ingest one event in arrival order: update its slice, mark late windows
+ * dirty, advance the watermark and emit the on-time panes it fires.
+ * values holds one entry per input the aggregates read.
+ */
+extern wa_ingest_result wa_engine_ingest(wa_engine *engine, const wa_key *key,
+										 int64_t event_time,
+										 const wa_value *values);
+
+/* Emit one late pane per window dirtied since the last call. */
+extern void wa_engine_emit_late(wa_engine *engine);
+
+/*
+ * Move the watermark forward to wm (no-op if it is not ahead), firing and
+ * expiring as needed.  Used for idle-time advances.
+ */
+extern void wa_engine_advance(wa_engine *engine, wa_tick wm);
+
+/* End of input: emit late panes, fire every window, free every slice. */
+extern void wa_engine_flush(wa_engine *engine);
+
+extern wa_tick wa_engine_watermark(const wa_engine *engine);
+extern void wa_engine_get_stats(const wa_engine *engine, wa_stats *stats);
+extern const wa_agg_layout *wa_engine_layout(const wa_engine *engine);
+
+#endif							/* WA_ENGINE_H */

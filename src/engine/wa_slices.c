@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_slices.c
+ *	  One key's sorted slice array.
+ *
+ * src/engine/wa_slices.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wa_slices.h"
+
+#include <string.h>
+
+uint32_t
+wa_slices_lower_bound(const wa_slices *sl, uint32_t stride, wa_tick idx)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = sl->count;
+
+	/* events and windows mostly touch the newest slices: look there first */
+	if (hi == 0 || wa_slices_index(sl, stride, hi - 1) < idx)
+		return hi;
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (wa_slices_index(sl, stride, mid) < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void *
+wa_slices_insert(wa_slices *sl, wa_mem *mem, uint32_t stride, uint32_t pos,
+				 int64_t idx)
+{
+	char	   *entry;
+
+	if (sl->head + sl->count == sl->capacity)
+	{
+		if (sl->head > 0 && sl->head >= sl->capacity / 2)
+		{
+			/* plenty of room freed at the front: slide the live part down */
+			memmove(sl->buf, sl->buf + (size_t) sl->head * stride,
+					(size_t) sl->count * stride);
+			sl->head = 0;
+		}
+		else
+		{
+			uint32_t	capacity = sl->capacity ? sl->capacity * 2 : 4;
+
+			sl->buf = sl->buf == NULL ?
+				wa_mem_alloc(mem, (size_t) capacity * stride) :
+				wa_mem_realloc(mem, sl->buf, (size_t) sl->capacity * stride,
+							   (size_t) capacity * stride);
+			sl->capacity = capacity;
+		}
+	}
+	entry = sl->buf + (size_t) (sl->head + pos) * stride;
+	if (pos < sl->count)
+		memmove(entry + stride, entry, (size_t) (sl->count - pos) * stride);
+	sl->count++;
+	*(int64_t *) entry = idx;
+	return entry + WA_SLICE_HEADER;
+}
+
+void
+wa_slices_free(wa_slices *sl, wa_mem *mem, uint32_t stride)
+{
+	wa_mem_free(mem, sl->buf, (size_t) sl->capacity * stride);
+	sl->buf = NULL;
+	sl->head = sl->count = sl->capacity = 0;
+}

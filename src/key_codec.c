@@ -1,0 +1,177 @@
+/*-------------------------------------------------------------------------
+ *
+ * key_codec.c
+ *	  Grouping keys to engine keys and back.
+ *
+ * A single NOT NULL integer key travels as an int64, the fastest path.
+ * Any other key list becomes one byte string: per column a null flag and
+ * then the value's image (fixed-length types: their bytes; varlena types:
+ * a length and the detoasted payload).  agg_query.c admits only types whose
+ * equality is bitwise, so equal keys have equal images.
+ *
+ * src/key_codec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "windowagg.h"
+
+#include "access/detoast.h"
+#include "catalog/pg_type.h"
+#include "utils/datum.h"
+
+void
+wa_key_codec_init(WaKeyCodec *codec, const WaAggQuery *q)
+{
+	codec->n_keys = q->n_keys;
+	codec->keys = q->keys;
+	codec->int_key = q->int_key;
+	initStringInfo(&codec->buf);
+}
+
+void
+wa_key_encode(WaKeyCodec *codec, const Datum *values, const bool *isnull,
+			  wa_key *out)
+{
+	StringInfo	buf = &codec->buf;
+
+	if (codec->int_key)
+	{
+		Oid			t = codec->keys[0].typid;
+
+		out->ival = t == INT8OID ? DatumGetInt64(values[0]) :
+			t == INT4OID ? DatumGetInt32(values[0]) : DatumGetInt16(values[0]);
+		return;
+	}
+
+	resetStringInfo(buf);
+	for (int i = 0; i < codec->n_keys; i++)
+	{
+		const WaKeyColumn *key = &codec->keys[i];
+
+		appendStringInfoChar(buf, isnull[i] ? 1 : 0);
+		if (isnull[i])
+			continue;
+		if (key->typbyval)
+		{
+			/* store_att_byval's layout, but unaligned */
+			union
+			{
+				int64		i8;
+				int32		i4;
+				int16		i2;
+				char		i1;
+			}			v;
+
+			switch (key->typlen)
+			{
+				case 8:
+					v.i8 = DatumGetInt64(values[i]);
+					break;
+				case 4:
+					v.i4 = DatumGetInt32(values[i]);
+					break;
+				case 2:
+					v.i2 = DatumGetInt16(values[i]);
+					break;
+				default:
+					v.i1 = DatumGetChar(values[i]);
+					break;
+			}
+			appendBinaryStringInfo(buf, (char *) &v, key->typlen);
+		}
+		else if (key->typlen > 0)
+			appendBinaryStringInfo(buf, DatumGetPointer(values[i]), key->typlen);
+		else
+		{
+			struct varlena *v = (struct varlena *) DatumGetPointer(values[i]);
+			struct varlena *plain = pg_detoast_datum_packed(v);
+			uint32		len = VARSIZE_ANY_EXHDR(plain);
+
+			appendBinaryStringInfo(buf, (char *) &len, sizeof(len));
+			appendBinaryStringInfo(buf, VARDATA_ANY(plain), len);
+			if (plain != v)
+				pfree(plain);
+		}
+	}
+	out->bytes = (const uint8_t *) buf->data;
+	out->len = buf->len;
+}
+
+void
+wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
+			  bool *isnull)
+{
+	const char *p = (const char *) key->bytes;
+
+	if (codec->int_key)
+	{
+		Oid			t = codec->keys[0].typid;
+
+		isnull[0] = false;
+		values[0] = t == INT8OID ? Int64GetDatum(key->ival) :
+			t == INT4OID ? Int32GetDatum((int32) key->ival) :
+			Int16GetDatum((int16) key->ival);
+		return;
+	}
+
+	for (int i = 0; i < codec->n_keys; i++)
+	{
+		const WaKeyColumn *col = &codec->keys[i];
+
+		isnull[i] = *p++ != 0;
+		if (isnull[i])
+		{
+			values[i] = (Datum) 0;
+			continue;
+		}
+		if (col->typbyval)
+		{
+			union
+			{
+				int64		i8;
+				int32		i4;
+				int16		i2;
+				char		i1;
+			}			v;
+
+			memcpy(&v, p, col->typlen);
+			switch (col->typlen)
+			{
+				case 8:
+					values[i] = Int64GetDatum(v.i8);
+					break;
+				case 4:
+					values[i] = Int32GetDatum(v.i4);
+					break;
+				case 2:
+					values[i] = Int16GetDatum(v.i2);
+					break;
+				default:
+					values[i] = CharGetDatum(v.i1);
+					break;
+			}
+			p += col->typlen;
+		}
+		else if (col->typlen > 0)
+		{
+			char	   *copy = palloc(col->typlen);
+
+			memcpy(copy, p, col->typlen);
+			values[i] = PointerGetDatum(copy);
+			p += col->typlen;
+		}
+		else
+		{
+			uint32		len;
+			struct varlena *v;
+
+			memcpy(&len, p, sizeof(len));
+			p += sizeof(len);
+			v = palloc(VARHDRSZ + len);
+			SET_VARSIZE(v, VARHDRSZ + len);
+			memcpy(VARDATA(v), p, len);
+			values[i] = PointerGetDatum(v);
+			p += len;
+		}
+	}
+}

@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * time_convert.c
+ *	  Conversions between SQL time values and engine ticks.
+ *
+ * Timestamp ticks are PostgreSQL's own microseconds since 2000-01-01, so a
+ * timestamptz event time converts for free.  Durations (window sizes,
+ * bound, lateness) are intervals without months: a month has no fixed
+ * length, and a window must.  A day counts as 24 hours, as in date_bin().
+ *
+ * src/time_convert.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "windowagg.h"
+
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+const char *
+wa_time_domain_name(WaTimeDomain domain)
+{
+	return domain == WA_TIME_TIMESTAMP ? "interval" : "integer";
+}
+
+int64
+wa_unix_epoch_ticks(void)
+{
+	return -((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * USECS_PER_DAY;
+}
+
+int64
+wa_interval_to_ticks(Interval *iv, const char *argname, bool allow_zero)
+{
+	int64		ticks;
+	int64		day_ticks;
+
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not contain months or years", argname),
+				 errdetail("Months and years have no fixed length, and windows must."),
+				 errhint("Use days instead, for example '30 days'.")));
+	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &day_ticks) ||
+		pg_add_s64_overflow(iv->time, day_ticks, &ticks))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("%s is out of range", argname)));
+	if (ticks < 0 || (ticks == 0 && !allow_zero))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be %s", argname,
+						allow_zero ? "zero or positive" : "positive")));
+	return ticks;
+}
+
+int64
+wa_timestamp_to_ticks(TimestampTz ts, const char *argname)
+{
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("%s must be finite", argname),
+				 errdetail("Windows cannot start or end at infinity.")));
+	return (int64) ts;
+}
+
+int64
+wa_duration_arg(FunctionCallInfo fcinfo, int argno, const char *argname,
+				WaTimeDomain domain)
+{
+	Oid			typid;
+	Datum		d;
+	int64		ticks;
+
+	if (PG_ARGISNULL(argno))
+		return 0;
+	typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	d = PG_GETARG_DATUM(argno);
+
+	/* a quoted literal takes the type the event time calls for */
+	if (typid == UNKNOWNOID || typid == TEXTOID)
+	{
+		char	   *str = typid == UNKNOWNOID ? DatumGetCString(d) :
+			TextDatumGetCString(d);
+
+		if (domain == WA_TIME_TIMESTAMP)
+		{
+			typid = INTERVALOID;
+			d = DirectFunctionCall3(interval_in, CStringGetDatum(str),
+									ObjectIdGetDatum(InvalidOid),
+									Int32GetDatum(-1));
+		}
+		else
+		{
+			typid = INT8OID;
+			d = DirectFunctionCall1(int8in, CStringGetDatum(str));
+		}
+	}
+
+	switch (typid)
+	{
+		case INTERVALOID:
+			if (domain != WA_TIME_TIMESTAMP)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("%s must be an integer when the event time is an integer",
+								argname)));
+			return wa_interval_to_ticks(DatumGetIntervalP(d), argname, true);
+		case INT2OID:
+			ticks = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			ticks = DatumGetInt32(d);
+			break;
+		case INT8OID:
+			ticks = DatumGetInt64(d);
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s must be an interval or an integer, not %s",
+							argname, format_type_be(typid))));
+	}
+	if (domain != WA_TIME_INTEGER && ticks != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must be an interval when the event time is a timestamp",
+						argname)));
+	if (ticks < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be zero or positive", argname)));
+	return ticks;
+}
+
+Datum
+wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what)
+{
+	if (ticks < PG_INT64_MIN || ticks > PG_INT64_MAX ||
+		((typid == TIMESTAMPTZOID || typid == TIMESTAMPOID) &&
+		 !IS_VALID_TIMESTAMP((int64) ticks)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("%s is out of range for type %s", what,
+						format_type_be(typid)),
+				 errdetail("A window reaches beyond the largest or smallest value the type can hold.")));
+	switch (typid)
+	{
+		case TIMESTAMPTZOID:
+			return TimestampTzGetDatum((TimestampTz) ticks);
+		case TIMESTAMPOID:
+			return TimestampGetDatum((Timestamp) ticks);
+		default:
+			return Int64GetDatum((int64) ticks);
+	}
+}

@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * window_spec.c
+ *	  Window constructors (tumbling, hopping), window_starts(), and decoding
+ *	  of windowagg.window[] arguments.
+ *
+ * A window is the composite windowagg.window (time_domain, size, slide,
+ * origin), sizes and origin in ticks.  Keeping ticks rather than intervals
+ * means validation happens once, in the constructor, where the error can
+ * name the argument the user typed.
+ *
+ * src/window_spec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "windowagg.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(wa_window_interval);
+PG_FUNCTION_INFO_V1(wa_window_integer);
+PG_FUNCTION_INFO_V1(wa_window_starts_timestamptz);
+PG_FUNCTION_INFO_V1(wa_window_starts_integer);
+
+#define WINDOW_NATTS 4
+
+static void
+check_size_slide(int64 size, int64 slide)
+{
+	if (size < slide)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window size must not be smaller than its slide"),
+				 errdetail("Such windows leave gaps that no window covers.")));
+}
+
+static Datum
+make_window(FunctionCallInfo fcinfo, WaTimeDomain domain, int64 size,
+			int64 slide, int64 origin)
+{
+	TupleDesc	tupdesc;
+	Datum		values[WINDOW_NATTS];
+	bool		nulls[WINDOW_NATTS] = {false, false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	values[0] = CStringGetTextDatum(wa_time_domain_name(domain));
+	values[1] = Int64GetDatum(size);
+	values[2] = Int64GetDatum(slide);
+	values[3] = Int64GetDatum(origin);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+static void
+require_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname)));
+}
+
+/* window(size interval, slide interval, origin timestamptz) */
+Datum
+wa_window_interval(PG_FUNCTION_ARGS)
+{
+	int64		size;
+	int64		slide;
+	int64		origin;
+
+	require_arg(fcinfo, 0, "size");
+	size = wa_interval_to_ticks(PG_GETARG_INTERVAL_P(0), "size", false);
+	slide = PG_ARGISNULL(1) ? size :
+		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(1), "slide", false);
+	origin = PG_ARGISNULL(2) ? wa_unix_epoch_ticks() :
+		wa_timestamp_to_ticks(PG_GETARG_TIMESTAMPTZ(2), "origin");
+	check_size_slide(size, slide);
+	return make_window(fcinfo, WA_TIME_TIMESTAMP, size, slide, origin);
+}
+
+/* window(size bigint, slide bigint, origin bigint) */
+Datum
+wa_window_integer(PG_FUNCTION_ARGS)
+{
+	int64		size;
+	int64		slide;
+	int64		origin;
+
+	require_arg(fcinfo, 0, "size");
+	size = PG_GETARG_INT64(0);
+	slide = PG_ARGISNULL(1) ? size : PG_GETARG_INT64(1);
+	origin = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
+	if (size <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("size must be positive")));
+	if (slide <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slide must be positive")));
+	check_size_slide(size, slide);
+	return make_window(fcinfo, WA_TIME_INTEGER, size, slide, origin);
+}
+
+/*
+ * Return, in ascending order, the start of every window [w, w + size) with
+ * w = origin + k * slide that contains t.
+ */
+static void
+window_starts(FunctionCallInfo fcinfo, int64 t, int64 size, int64 slide,
+			  int64 origin, Oid typid)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	wa_tick		first;
+	wa_tick		last;
+
+	check_size_slide(size, slide);
+	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
+
+	last = (wa_tick) t - wa_tick_floor_mod((wa_tick) t - origin, slide);
+	first = last - ((last - ((wa_tick) t - size + 1)) / slide) * slide;
+	for (wa_tick w = first; w <= last; w += slide)
+	{
+		Datum		value = wa_ticks_to_datum(w, typid, "window start");
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value,
+							 &isnull);
+	}
+}
+
+/* window_starts(ts timestamptz, size interval, slide interval, origin) */
+Datum
+wa_window_starts_timestamptz(PG_FUNCTION_ARGS)
+{
+	int64		t;
+	int64		size;
+	int64		slide;
+	int64		origin;
+
+	require_arg(fcinfo, 0, "ts");
+	require_arg(fcinfo, 1, "size");
+	t = wa_timestamp_to_ticks(PG_GETARG_TIMESTAMPTZ(0), "ts");
+	size = wa_interval_to_ticks(PG_GETARG_INTERVAL_P(1), "size", false);
+	slide = PG_ARGISNULL(2) ? size :
+		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(2), "slide", false);
+	origin = PG_ARGISNULL(3) ? wa_unix_epoch_ticks() :
+		wa_timestamp_to_ticks(PG_GETARG_TIMESTAMPTZ(3), "origin");
+	window_starts(fcinfo, t, size, slide, origin, TIMESTAMPTZOID);
+	return (Datum) 0;
+}
+
+/* window_starts(ts bigint, size bigint, slide bigint, origin bigint) */
+Datum
+wa_window_starts_integer(PG_FUNCTION_ARGS)
+{
+	int64		size;
+	int64		slide;
+
+	require_arg(fcinfo, 0, "ts");
+	require_arg(fcinfo, 1, "size");
+	size = PG_GETARG_INT64(1);
+	slide = PG_ARGISNULL(2) ? size : PG_GETARG_INT64(2);
+	if (size <= 0 || slide <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be positive", size <= 0 ? "size" : "slide")));
+	window_starts(fcinfo, PG_GETARG_INT64(0), size, slide,
+				  PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3), INT8OID);
+	return (Datum) 0;
+}
+
+/* Read one field of a windowagg.window value. */
+static int64
+window_field(HeapTupleHeader tup, int attno, const char *name)
+{
+	bool		isnull;
+	Datum		d = GetAttributeByNum(tup, attno, &isnull);
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("window %s must not be null", name)));
+	return DatumGetInt64(d);
+}
+
+void
+wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign,
+					  &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("windows must not be empty"),
+				 errhint("Pass for example ARRAY[windowagg.tumbling('1 hour')].")));
+
+	set->n_windows = n;
+	set->windows = palloc(sizeof(wa_window) * n);
+	for (int i = 0; i < n; i++)
+	{
+		HeapTupleHeader tup;
+		bool		isnull;
+		char	   *domain;
+		WaTimeDomain d;
+		wa_window  *w = &set->windows[i];
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("windows must not contain nulls")));
+		tup = DatumGetHeapTupleHeader(elems[i]);
+		domain = TextDatumGetCString(GetAttributeByNum(tup, 1, &isnull));
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("window time_domain must not be null")));
+		if (strcmp(domain, "interval") == 0)
+			d = WA_TIME_TIMESTAMP;
+		else if (strcmp(domain, "integer") == 0)
+			d = WA_TIME_INTEGER;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid window time_domain \"%s\"", domain),
+					 errhint("Build windows with windowagg.tumbling() or windowagg.hopping().")));
+		if (i == 0)
+			set->domain = d;
+		else if (d != set->domain)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("windows mix interval and integer sizes"),
+					 errhint("Use interval sizes for timestamp event times and integer sizes for integer event times.")));
+		w->size = window_field(tup, 2, "size");
+		w->slide = window_field(tup, 3, "slide");
+		w->origin = window_field(tup, 4, "origin");
+		if (w->size <= 0 || w->slide <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window size and slide must be positive")));
+		check_size_slide(w->size, w->slide);
+		for (int j = 0; j < i; j++)
+		{
+			wa_window  *o = &set->windows[j];
+
+			int64		g = wa_gcd(o->slide, w->slide);
+
+			/*
+			 * Two specs of one size that share a start share a window, and
+			 * the result would hold two rows for one (key, window).
+			 */
+			if (o->size == w->size &&
+				wa_floor_mod(o->origin, g) == wa_floor_mod(w->origin, g))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("windows %d and %d overlap: both contain windows with the same start and end",
+								j + 1, i + 1),
+						 errhint("Keep one of them; a hopping window with the smaller slide already contains the other's windows.")));
+		}
+	}
+}

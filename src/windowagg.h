@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * windowagg.h
+ *	  Declarations shared by the PostgreSQL side of windowagg.
+ *
+ * The PostgreSQL side turns SQL values into engine inputs (ticks, keys,
+ * aggregate inputs) and engine output back into SQL rows.  The engine in
+ * src/engine/ knows nothing of this file.
+ *
+ * src/windowagg.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WINDOWAGG_H
+#define WINDOWAGG_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "engine/wa_engine.h"
+
+/* ---------- time domains (time_convert.c) ---------- */
+
+/*
+ * A pipeline's event time is either a timestamp (ticks are microseconds,
+ * PostgreSQL's own representation) or an integer (ticks are its units).
+ */
+typedef enum WaTimeDomain
+{
+	WA_TIME_TIMESTAMP,
+	WA_TIME_INTEGER
+} WaTimeDomain;
+
+extern const char *wa_time_domain_name(WaTimeDomain domain);
+/* The Unix epoch in timestamp ticks: the default window origin. */
+extern int64 wa_unix_epoch_ticks(void);
+extern int64 wa_interval_to_ticks(Interval *iv, const char *argname,
+								  bool allow_zero);
+extern int64 wa_timestamp_to_ticks(TimestampTz ts, const char *argname);
+/* Read a bound/lateness argument declared "any"; NULL means zero. */
+extern int64 wa_duration_arg(FunctionCallInfo fcinfo, int argno,
+							 const char *argname, WaTimeDomain domain);
+/* A tick value as a Datum of the domain's output type, or error. */
+extern Datum wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what);
+
+/* ---------- window specifications (window_spec.c) ---------- */
+
+typedef struct WaWindowSet
+{
+	WaTimeDomain domain;
+	int			n_windows;
+	wa_window  *windows;
+} WaWindowSet;
+
+/* Decode and check a windowagg.window[] argument. */
+extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
+
+/* ---------- the aggregate query (agg_query.c) ---------- */
+
+typedef struct WaKeyColumn
+{
+	char	   *name;
+	Oid			typid;
+	int32		typmod;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
+} WaKeyColumn;
+
+typedef struct WaAggColumn
+{
+	char	   *name;
+	wa_agg_kind kind;
+	Oid			input_type;		/* InvalidOid for count(*) */
+	Oid			result_type;
+	const char *sql_name;		/* "min", "count", ... for messages */
+} WaAggColumn;
+
+/*
+ * A validated aggregate query: "SELECT keys..., aggs... FROM one_table
+ * [WHERE ...] GROUP BY keys", rewritten into a row query that returns, per
+ * source row, the keys, the event time and each aggregate's input.
+ */
+typedef struct WaAggQuery
+{
+	Oid			relid;
+	char	   *relname;
+	char	   *event_time_name;
+	Oid			event_time_type;
+	WaTimeDomain domain;
+	int			n_keys;
+	WaKeyColumn *keys;
+	bool		int_key;		/* one NOT NULL integer key: int64 keys */
+	int			n_aggs;
+	WaAggColumn *aggs;
+	char	   *row_query;		/* keys, event time, inputs, in order */
+} WaAggQuery;
+
+extern WaAggQuery *wa_agg_query_parse(const char *query,
+									  const char *event_time,
+									  const char *arrival_order);
+extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
+
+/* ---------- keys (key_codec.c) ---------- */
+
+typedef struct WaKeyCodec
+{
+	int			n_keys;
+	const WaKeyColumn *keys;
+	bool		int_key;
+	StringInfoData buf;			/* reused for every encoded key */
+} WaKeyCodec;
+
+extern void wa_key_codec_init(WaKeyCodec *codec, const WaAggQuery *q);
+extern void wa_key_encode(WaKeyCodec *codec, const Datum *values,
+						  const bool *isnull, wa_key *out);
+extern void wa_key_decode(const WaKeyCodec *codec, const wa_key *key,
+						  Datum *values, bool *isnull);
+
+/* ---------- results (agg_result.c) ---------- */
+
+extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,
+								bool *isnull);
+extern void wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out);
+
+/* ---------- engine memory (engine_alloc.c) ---------- */
+
+extern void wa_engine_allocator_init(wa_allocator *allocator,
+									 MemoryContext context);
+
+#endif							/* WINDOWAGG_H */
