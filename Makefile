@@ -21,7 +21,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 # pg_regress gets its own throwaway server, configured for windowagg
-REGRESS      = $(basename $(notdir $(wildcard sql/t_*.sql)))
+REGRESS      = $(sort $(basename $(notdir $(wildcard sql/t_*.sql))))
 REGRESS_OPTS = --temp-config=$(srcdir)/test/windowagg.conf \
                --temp-instance=./tmp_check --load-extension=$(EXTENSION)
 

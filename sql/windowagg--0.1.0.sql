@@ -37,10 +37,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN windowagg._window(size, size, origin);
 
 -- a quoted literal such as '10 min' resolves to text: read it as an interval
-CREATE FUNCTION windowagg.tumbling(size text, origin timestamptz DEFAULT NULL)
+CREATE FUNCTION windowagg.tumbling(size text, origin text DEFAULT NULL)
 RETURNS windowagg.window
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN windowagg._window(size::pg_catalog.interval, size::pg_catalog.interval, origin);
+RETURN windowagg._window(size::pg_catalog.interval, size::pg_catalog.interval,
+                         origin::pg_catalog.timestamptz);
 
 CREATE FUNCTION windowagg.hopping(size interval, slide interval, origin timestamptz DEFAULT NULL)
 RETURNS windowagg.window
@@ -52,22 +53,23 @@ RETURNS windowagg.window
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN windowagg._window(size, slide, origin);
 
-CREATE FUNCTION windowagg.hopping(size text, slide text, origin timestamptz DEFAULT NULL)
+CREATE FUNCTION windowagg.hopping(size text, slide text, origin text DEFAULT NULL)
 RETURNS windowagg.window
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN windowagg._window(size::pg_catalog.interval, slide::pg_catalog.interval, origin);
+RETURN windowagg._window(size::pg_catalog.interval, slide::pg_catalog.interval,
+                         origin::pg_catalog.timestamptz);
 
 COMMENT ON FUNCTION windowagg.tumbling(interval, timestamptz) IS
     'tumbling window of the given size, aligned to origin (default the Unix epoch)';
 COMMENT ON FUNCTION windowagg.tumbling(bigint, bigint) IS
     'tumbling window over integer event time, aligned to origin (default 0)';
-COMMENT ON FUNCTION windowagg.tumbling(text, timestamptz) IS
+COMMENT ON FUNCTION windowagg.tumbling(text, text) IS
     'tumbling window of the given size written as an interval literal';
 COMMENT ON FUNCTION windowagg.hopping(interval, interval, timestamptz) IS
     'hopping window: windows of the given size starting every slide';
 COMMENT ON FUNCTION windowagg.hopping(bigint, bigint, bigint) IS
     'hopping window over integer event time';
-COMMENT ON FUNCTION windowagg.hopping(text, text, timestamptz) IS
+COMMENT ON FUNCTION windowagg.hopping(text, text, text) IS
     'hopping window with size and slide written as interval literals';
 
 CREATE FUNCTION windowagg.window_starts(ts timestamptz, size interval,
