@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test/run-all.sh: everything `make test` runs.
+#
+# Installs what is missing (as root), builds and installs windowagg, then
+# runs the engine's unit and differential tests (plain and under
+# AddressSanitizer) and the pg_regress suite on a throwaway server.
+# PostgreSQL refuses to run as root, so as root the server-side tests run
+# as the unprivileged "postgres" user in a scratch copy of the tree.
+# Ends with one line "N passed, N failed" over all suites.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+bash test/setup-debian.sh || exit 1
+
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+[ -x "$PG_CONFIG" ] || PG_CONFIG=pg_config
+
+passed=0
+failed=0
+count() {   # count NAME STATUS: tally one suite
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "== $1: ok";
+    else failed=$((failed + 1)); echo "== $1: FAILED"; fi
+}
+
+echo "== build"
+make -s PG_CONFIG="$PG_CONFIG" 2>&1 | tee /tmp/windowagg-build.log
+build_status=${PIPESTATUS[0]}
+if grep -q "warning:" /tmp/windowagg-build.log; then build_status=1; echo "build has warnings"; fi
+count "build without warnings" "$build_status"
+make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+count "install" $?
+
+echo "== engine tests"
+make -s -C test/engine check
+count "engine tests" $?
+make -s -C test/engine check-asan
+count "engine tests under AddressSanitizer" $?
+
+echo "== pg_regress"
+if [ "$(id -u)" -eq 0 ]; then
+    scratch=$(mktemp -d /tmp/windowagg-test.XXXXXX)
+    rsync -a --exclude .git --exclude results --exclude tmp_check "$top/" "$scratch/"
+    chown -R postgres: "$scratch"
+    runuser -u postgres -- make -C "$scratch" -s PG_CONFIG="$PG_CONFIG" installcheck
+    status=$?
+    [ $status -ne 0 ] && cat "$scratch/regression.diffs" 2>/dev/null | head -200
+    rm -rf "$scratch"
+else
+    make -s PG_CONFIG="$PG_CONFIG" installcheck
+    status=$?
+    [ $status -ne 0 ] && head -200 regression.diffs 2>/dev/null
+fi
+count "pg_regress" $status
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
