@@ -23,6 +23,10 @@ count() {   # count NAME STATUS: tally one suite
     else failed=$((failed + 1)); echo "== $1: FAILED"; fi
 }
 
+echo "== packaging"
+bash test/check-packaging.sh
+count "packaging" $?
+
 echo "== build"
 make -s PG_CONFIG="$PG_CONFIG" 2>&1 | tee /tmp/windowagg-build.log
 build_status=${PIPESTATUS[0]}

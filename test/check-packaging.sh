@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test/check-packaging.sh: META.json is valid PGXN metadata whose versions
+# agree with the control file, and the layout the project promises exists.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+control_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" windowagg.control)
+perl -MJSON::PP -e '
+    my ($want) = @ARGV;
+    local $/; open(my $fh, "<", "META.json") or die "META.json: $!";
+    my $m = decode_json(<$fh>);
+    for my $k (qw(name abstract version maintainer license provides prereqs meta-spec)) {
+        die "META.json lacks $k\n" unless exists $m->{$k};
+    }
+    die "META.json version $m->{version} is not the control file version $want\n"
+        unless $m->{version} eq $want;
+    my $p = $m->{provides}{windowagg} or die "META.json provides no windowagg\n";
+    die "provides.windowagg.version $p->{version} is not $want\n" unless $p->{version} eq $want;
+    die "provides.windowagg.file $p->{file} does not exist\n" unless -f $p->{file};
+    my $pg = $m->{prereqs}{runtime}{requires}{PostgreSQL} or die "no PostgreSQL prereq\n";
+    die "PostgreSQL prereq $pg is below 15\n" unless $pg =~ /^(\d+)/ && $1 >= 15;
+' "$control_version"
+
+for path in src src/engine sql expected test bench windowagg.control Makefile \
+            META.json README.md .ci/run; do
+    [ -e "$path" ] || { echo "missing $path" >&2; exit 1; }
+done
+
+# the engine must build without any PostgreSQL header on the include path
+for f in src/engine/*.c; do
+    gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/engine "$f"
+done
+grep -l 'postgres\.h\|#include "fmgr\|utils/' src/engine/*.[ch] && {
+    echo "src/engine includes PostgreSQL headers" >&2; exit 1; }
+echo "packaging ok: version $control_version"
