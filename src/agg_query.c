@@ -270,7 +270,11 @@ resolve_event_time(WaAggQuery *result, const char *event_time,
 	*event_var = makeVar(1, attnum, typid, typmod, collid, 0);
 }
 
-/* Is the single key a NOT NULL integer column?  Then keys can be int64. */
+/*
+ * Can the single key travel as an int64?  smallint and integer keys always
+ * can (NULL maps to a value outside their range); bigint keys only when
+ * the column is NOT NULL, since every int64 is then a possible value.
+ */
 static bool
 key_is_plain_integer(WaAggQuery *result, Expr *expr)
 {
@@ -278,8 +282,11 @@ key_is_plain_integer(WaAggQuery *result, Expr *expr)
 	bool		notnull;
 	Var		   *var;
 
-	if (result->n_keys != 1 || !is_integer_type(result->keys[0].typid) ||
-		!IsA(expr, Var))
+	if (result->n_keys != 1 || !is_integer_type(result->keys[0].typid))
+		return false;
+	if (result->keys[0].typid != INT8OID)
+		return true;
+	if (!IsA(expr, Var))
 		return false;
 	var = (Var *) expr;
 	if (var->varattno <= 0)

@@ -3,7 +3,9 @@
  * key_codec.c
  *	  Grouping keys to engine keys and back.
  *
- * A single NOT NULL integer key travels as an int64, the fastest path.
+ * A single integer key travels as an int64, the fastest path (a NULL
+ * smallint or integer as a value outside 32 bits; bigint keys only when the
+ * column is NOT NULL).
  * Any other key list becomes one byte string: per column a null flag and
  * then the value's image (fixed-length types: their bytes; varlena types:
  * a length and the detoasted payload).  agg_query.c admits only types whose
@@ -18,6 +20,9 @@
 #include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "utils/datum.h"
+
+/* A NULL smallint or integer key: no such value fits in 32 bits. */
+#define WA_NULL_INT_KEY PG_INT64_MIN
 
 void
 wa_key_codec_init(WaKeyCodec *codec, const WaAggQuery *q)
@@ -38,8 +43,11 @@ wa_key_encode(WaKeyCodec *codec, const Datum *values, const bool *isnull,
 	{
 		Oid			t = codec->keys[0].typid;
 
-		out->ival = t == INT8OID ? DatumGetInt64(values[0]) :
-			t == INT4OID ? DatumGetInt32(values[0]) : DatumGetInt16(values[0]);
+		if (isnull[0])
+			out->ival = WA_NULL_INT_KEY;
+		else
+			out->ival = t == INT8OID ? DatumGetInt64(values[0]) :
+				t == INT4OID ? DatumGetInt32(values[0]) : DatumGetInt16(values[0]);
 		return;
 	}
 
@@ -107,8 +115,9 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 	{
 		Oid			t = codec->keys[0].typid;
 
-		isnull[0] = false;
-		values[0] = t == INT8OID ? Int64GetDatum(key->ival) :
+		isnull[0] = t != INT8OID && key->ival == WA_NULL_INT_KEY;
+		values[0] = isnull[0] ? (Datum) 0 :
+			t == INT8OID ? Int64GetDatum(key->ival) :
 			t == INT4OID ? Int32GetDatum((int32) key->ival) :
 			Int16GetDatum((int16) key->ival);
 		return;

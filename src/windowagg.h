@@ -97,7 +97,7 @@ typedef struct WaAggQuery
 	WaTimeDomain domain;
 	int			n_keys;
 	WaKeyColumn *keys;
-	bool		int_key;		/* one NOT NULL integer key: int64 keys */
+	bool		int_key;		/* one integer key: int64 engine keys */
 	int			n_aggs;
 	WaAggColumn *aggs;
 	char	   *row_query;		/* keys, event time, inputs, in order */

@@ -39,6 +39,14 @@
 #include "wa_heap.h"
 #include "wa_mem.h"
 #include "wa_slices.h"
+#include "wa_twostack.h"
+
+/*
+ * Windows that overlap this many times or more are emitted through a
+ * two-stack cache; below that, merging the window's slices directly is as
+ * cheap and needs no extra state.
+ */
+#define TWOSTACK_MIN_OVERLAP 4
 
 /* A window spec in slice units. */
 typedef struct spec
@@ -46,6 +54,7 @@ typedef struct spec
 	int64_t		size_s;
 	int64_t		slide_s;
 	int64_t		phase;			/* window starts are phase mod slide_s */
+	int			stack;			/* index into a key's two-stacks, or -1 */
 } spec;
 
 typedef struct keystate
@@ -57,6 +66,7 @@ typedef struct keystate
 	uint32_t	len;
 	wa_tick		fired_end;		/* windows ending at or before: handled */
 	wa_slices	slices;
+	wa_twostack *stacks;		/* one per overlapping spec, or NULL */
 } keystate;
 
 typedef struct late_window
@@ -92,6 +102,8 @@ struct wa_engine
 	bool		byte_keys;
 	wa_emit_fn	emit;
 	void	   *emit_arg;
+
+	int			n_stacks;		/* specs emitted through a two-stack */
 
 	wa_agg_layout layout;
 	wa_agg_spec *aggs;
@@ -282,6 +294,8 @@ wa_engine_create(const wa_config *config)
 		sp->size_s = w->size / g;
 		sp->slide_s = w->slide / g;
 		sp->phase = wa_floor_mod((oj - e->base) / g, sp->slide_s);
+		sp->stack = sp->size_s >= TWOSTACK_MIN_OVERLAP * sp->slide_s ?
+			e->n_stacks++ : -1;
 	}
 
 	e->bound = config->bound;
@@ -363,13 +377,27 @@ key_lookup_or_create(wa_engine *e, const wa_key *key)
 	return k;
 }
 
+/* Free what a key owns besides itself: slices and two-stack caches. */
+static void
+key_free_state(wa_engine *e, keystate *k)
+{
+	wa_slices_free(&k->slices, &e->mem, e->stride);
+	if (k->stacks != NULL)
+	{
+		for (int i = 0; i < e->n_stacks; i++)
+			wa_twostack_free(&k->stacks[i], &e->mem, &e->layout);
+		wa_mem_free(&e->mem, k->stacks, sizeof(wa_twostack) * e->n_stacks);
+		k->stacks = NULL;
+	}
+}
+
 static void
 key_free(wa_engine *e, keystate *k)
 {
 	if (k->node.pos >= 0)
 		wa_heap_remove(&e->key_deadlines, &k->node);
 	wa_hashtab_remove(&e->keys, k->hash, k);
-	wa_slices_free(&k->slices, &e->mem, e->stride);
+	key_free_state(e, k);
 	if (e->byte_keys)
 		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
 	wa_mem_free(&e->mem, k, sizeof(keystate));
@@ -440,14 +468,67 @@ emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws,
 	e->emit(e->emit_arg, &pane);
 }
 
+/* The key's two-stack caches, created on first use. */
+static wa_twostack *
+key_stacks(wa_engine *e, keystate *k)
+{
+	if (k->stacks == NULL)
+	{
+		k->stacks = wa_mem_alloc(&e->mem, sizeof(wa_twostack) * e->n_stacks);
+		for (int i = 0; i < e->n_stacks; i++)
+			wa_twostack_init(&k->stacks[i]);
+	}
+	return k->stacks;
+}
+
+/*
+ * fire_windows for a spec with a two-stack cache: successive windows slide
+ * the cache; an empty window makes us jump to the first window holding the
+ * next slice, which the cache treats as a fresh start.  Binary searches,
+ * whose cache misses dominate when keys are many, happen only on jumps.
+ */
+static void
+fire_windows_stacked(wa_engine *e, keystate *k, int j, wa_tick ws, wa_tick hi)
+{
+	const spec *sp = &e->specs[j];
+	wa_twostack *ts = &key_stacks(e, k)[sp->stack];
+
+	while (ws + sp->size_s <= hi)
+	{
+		uint32_t	pos;
+
+		e->stats.merges += wa_twostack_window(ts, &e->mem, &e->layout,
+											  &k->slices, e->stride, ws,
+											  ws + sp->size_s, e->scratch);
+		if (!wa_acc_is_empty(&e->layout, e->scratch))
+		{
+			emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+			ws += sp->slide_s;
+			continue;
+		}
+		/* empty: the next window with data holds the first later slice */
+		pos = wa_slices_lower_bound(&k->slices, e->stride, ws + sp->size_s);
+		if (pos == k->slices.count)
+			break;
+		ws = align_up(sp, (wa_tick) wa_slices_index(&k->slices, e->stride, pos) -
+					  sp->size_s + 1);
+	}
+}
+
 /* Fire key k's windows of spec j with end in (lo, hi] that hold data. */
 static void
 fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
 {
 	const spec *sp = &e->specs[j];
 	wa_tick		ws = align_up(sp, lo - sp->size_s + 1);
-	uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
+	uint32_t	pos;
 
+	if (sp->stack >= 0)
+	{
+		fire_windows_stacked(e, k, j, ws, hi);
+		return;
+	}
+	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
 	while (ws + sp->size_s <= hi && pos < k->slices.count)
 	{
 		int64_t		first;
@@ -479,13 +560,26 @@ next_fire_end(const wa_engine *e, const keystate *k)
 	for (int j = 0; j < e->n_windows; j++)
 	{
 		const spec *sp = &e->specs[j];
-		/* first slice that belongs to some window ending after fired_end */
-		wa_tick		threshold = align_up(sp, e->fired_end - sp->size_s + 1);
-		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, threshold);
+		/* the first window that has not fired, and the first slice past it */
+		wa_tick		first_end = align_up(sp, e->fired_end + 1 - sp->size_s) + sp->size_s;
+		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, first_end);
+		wa_tick		threshold;
 		wa_tick		s;
 		wa_tick		lo;
 		wa_tick		end;
 
+		/* usual case for a busy key: that first window holds data */
+		if (pos > 0 &&
+			wa_slices_index(&k->slices, e->stride, pos - 1) >= first_end - sp->size_s)
+		{
+			if (first_end < best)
+				best = first_end;
+			continue;
+		}
+
+		/* else: the first slice that belongs to a window ending later */
+		threshold = align_up(sp, e->fired_end - sp->size_s + 1);
+		pos = wa_slices_lower_bound(&k->slices, e->stride, threshold);
 		if (pos == k->slices.count)
 			continue;
 		s = wa_slices_index(&k->slices, e->stride, pos);
@@ -681,6 +775,21 @@ wa_engine_flush(wa_engine *e)
 	wa_engine_emit_late(e);
 	wa_engine_advance(e, WA_TICK_MAX);
 	wa_engine_emit_late(e);
+
+	/*
+	 * Every key, slice and late-window record is gone; give back the
+	 * containers' grown capacity too, so that a flushed engine holds what a
+	 * new one does.
+	 */
+	wa_hashtab_destroy(&e->keys, &e->mem);
+	wa_hashtab_init(&e->keys, &e->mem);
+	wa_hashtab_destroy(&e->late_windows, &e->mem);
+	wa_hashtab_init(&e->late_windows, &e->mem);
+	wa_heap_destroy(&e->key_deadlines, &e->mem);
+	wa_heap_destroy(&e->late_deadlines, &e->mem);
+	wa_mem_free(&e->mem, e->dirty, e->dirty_capacity * sizeof(late_window *));
+	e->dirty = NULL;
+	e->dirty_capacity = 0;
 }
 
 /* ---------- ingest ---------- */
@@ -767,6 +876,12 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	else
 		acc = wa_slices_acc(&k->slices, e->stride, pos);
 	wa_acc_update(&e->layout, acc, values);
+	if (k->stacks != NULL)
+	{
+		/* a late event may change a slice a cached window covers */
+		for (int i = 0; i < e->n_stacks; i++)
+			wa_twostack_touch(&k->stacks[i], s);
+	}
 
 	/* the key's deadline may move earlier: a new slice, an earlier window */
 	deadline = k->node.deadline;
@@ -835,7 +950,7 @@ wa_engine_destroy(wa_engine *e)
 
 		if (k != NULL)
 		{
-			wa_slices_free(&k->slices, &e->mem, e->stride);
+			key_free_state(e, k);
 			if (e->byte_keys)
 				wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
 			wa_mem_free(&e->mem, k, sizeof(keystate));

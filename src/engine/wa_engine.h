@@ -165,7 +165,11 @@ extern void wa_engine_emit_late(wa_engine *engine);
  */
 extern void wa_engine_advance(wa_engine *engine, wa_tick wm);
 
-/* End of input: emit late panes, fire every window, free every slice. */
+/*
+ * End of input: emit late panes, fire every window, free every slice and
+ * key.  Afterwards the engine holds exactly the memory it held when it was
+ * created (wa_stats.mem_bytes), and every later event is dropped.
+ */
 extern void wa_engine_flush(wa_engine *engine);
 
 extern wa_tick wa_engine_watermark(const wa_engine *engine);

@@ -74,7 +74,11 @@ wa_tick_floor_div(wa_tick a, int64_t b)
 static inline wa_tick
 wa_tick_floor_mod(wa_tick a, int64_t b)
 {
-	wa_tick		r = a % b;
+	wa_tick		r;
+
+	if (a >= INT64_MIN && a <= INT64_MAX)
+		return wa_floor_mod((int64_t) a, b);
+	r = a % b;
 
 	return r < 0 ? r + b : r;
 }
