@@ -294,7 +294,7 @@ wa_engine_create(const wa_config *config)
 		sp->size_s = w->size / g;
 		sp->slide_s = w->slide / g;
 		sp->phase = wa_floor_mod((oj - e->base) / g, sp->slide_s);
-		sp->stack = sp->size_s >= TWOSTACK_MIN_OVERLAP * sp->slide_s ?
+		sp->stack = sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
 			e->n_stacks++ : -1;
 	}
 
@@ -336,7 +336,9 @@ key_eq_bytes(const void *stored, const void *probe)
 	const keystate *k = stored;
 	const wa_key *p = probe;
 
-	return k->len == p->len && memcmp(k->bytes, p->bytes, p->len) == 0;
+	/* memcmp must not see a NULL pointer, even for zero bytes */
+	return k->len == p->len &&
+		(p->len == 0 || memcmp(k->bytes, p->bytes, p->len) == 0);
 }
 
 static inline uint64_t
@@ -611,6 +613,7 @@ key_reschedule(wa_engine *e, keystate *k)
 static void
 key_visit(wa_engine *e, keystate *k)
 {
+	e->stats.key_visits++;
 	if (k->fired_end < e->fired_end)
 	{
 		for (int j = 0; j < e->n_windows; j++)

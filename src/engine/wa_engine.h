@@ -125,6 +125,7 @@ typedef struct wa_stats
 	uint64_t	panes_on_time;
 	uint64_t	panes_late;
 	uint64_t	merges;			/* slice accumulators merged into panes */
+	uint64_t	key_visits;		/* keys brought up to date by the watermark */
 	uint64_t	n_keys;			/* live keys */
 	uint64_t	n_slices;		/* live (key, slice) accumulators */
 	uint64_t	n_late_windows; /* fired windows tracked for revisions */

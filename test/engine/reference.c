@@ -366,10 +366,17 @@ fold_event(ref_model *ref, ref_window *win, const wa_value *values)
 		in->n++;
 		if (ref->modes[i] == MODE_UNUSED)
 			continue;
-		v = ref->modes[i] == MODE_INT ? values[i].i : float_to_fixed(values[i].f);
+		if (ref->modes[i] == MODE_INT)
+			v = values[i].i;
+		else
+			v = float_to_fixed(values[i].f);
 		in->sum += v;
-		in->sumsq += (__int128) v * v;
-		in->sumabs += v < 0 ? -(__int128) v : (__int128) v;
+		if (ref->modes[i] == MODE_FLOAT)
+		{
+			/* only floats need these; int64 squares would overflow them */
+			in->sumsq += (__int128) v * v;
+			in->sumabs += v < 0 ? -(__int128) v : (__int128) v;
+		}
 		if (v < in->min)
 			in->min = v;
 		if (v > in->max)
@@ -385,7 +392,8 @@ ref_run(ref_model *ref)
 	bool		have_max = false;
 	int64_t		max_ts = 0;
 
-	ref->outcomes = xrealloc(ref->outcomes, sizeof(ref_outcome) * (ref->n_ops + 1));
+	ref->outcomes = xrealloc(ref->outcomes,
+							 sizeof(ref_outcome) * (ref->n_ops + 1));
 	ref->wm_after = xrealloc(ref->wm_after, sizeof(wa_tick) * (ref->n_ops + 1));
 
 	for (int64_t op = 0; op < ref->n_ops; op++)
@@ -532,9 +540,9 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 {
 	wa_agg_kind kind = ref->config.aggs[agg].kind;
 	const ref_input *in = NULL;
-	long double scale = REF_FLOAT_SCALE;
-	long double n;
-	long double num;
+	double		scale = REF_FLOAT_SCALE;
+	double		n;
+	double		num;
 
 	memset(out, 0, sizeof(ref_value));
 	if (kind != WA_AGG_COUNT_STAR)
@@ -558,10 +566,16 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 		out->isnull = true;
 		return;
 	}
-	n = (long double) in->n;
+	n = (double) in->n;
 
-	/* the numerator of the variance, exact: n*Sxx - Sx^2 */
-	num = (long double) (in->n * in->sumsq - in->sum * in->sum);
+	/*
+	 * The numerator of the variance, exact: n*Sxx - Sx^2.  Only for float
+	 * inputs, whose fixed-point sums are small enough to square.
+	 */
+	num = 0;
+	if (kind == WA_AGG_VAR_POP || kind == WA_AGG_VAR_SAMP ||
+		kind == WA_AGG_STDDEV_POP || kind == WA_AGG_STDDEV_SAMP)
+		num = (double) (in->n * in->sumsq - in->sum * in->sum);
 
 	switch (kind)
 	{
@@ -579,29 +593,29 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 			out->i = in->max;
 			break;
 		case WA_AGG_SUM_FLOAT:
-			out->f = (long double) in->sum / scale;
-			out->scale = (long double) in->sumabs / scale;
+			out->f = (double) in->sum / scale;
+			out->scale = (double) in->sumabs / scale;
 			break;
 		case WA_AGG_AVG_FLOAT:
-			out->f = (long double) in->sum / scale / n;
-			out->scale = (long double) in->sumabs / scale / n;
+			out->f = (double) in->sum / scale / n;
+			out->scale = (double) in->sumabs / scale / n;
 			break;
 		case WA_AGG_MIN_FLOAT:
-			out->f = (long double) in->min / scale;
-			out->scale = fabsl(out->f);
+			out->f = (double) in->min / scale;
+			out->scale = fabs(out->f);
 			break;
 		case WA_AGG_MAX_FLOAT:
-			out->f = (long double) in->max / scale;
-			out->scale = fabsl(out->f);
+			out->f = (double) in->max / scale;
+			out->scale = fabs(out->f);
 			break;
 		case WA_AGG_VAR_POP:
 		case WA_AGG_STDDEV_POP:
 			out->f = num / (n * n) / (scale * scale);
-			out->scale = (long double) in->sumsq / n / (scale * scale);
+			out->scale = (double) in->sumsq / n / (scale * scale);
 			if (kind == WA_AGG_STDDEV_POP)
 			{
-				out->f = sqrtl(out->f);
-				out->scale = sqrtl(out->scale);
+				out->f = sqrt(out->f);
+				out->scale = sqrt(out->scale);
 			}
 			break;
 		case WA_AGG_VAR_SAMP:
@@ -613,11 +627,11 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 				break;
 			}
 			out->f = num / (n * (n - 1)) / (scale * scale);
-			out->scale = (long double) in->sumsq / n / (scale * scale);
+			out->scale = (double) in->sumsq / n / (scale * scale);
 			if (kind == WA_AGG_STDDEV_SAMP)
 			{
-				out->f = sqrtl(out->f);
-				out->scale = sqrtl(out->scale);
+				out->f = sqrt(out->f);
+				out->scale = sqrt(out->scale);
 			}
 			break;
 		default:

@@ -15,7 +15,10 @@
  *
  * To fold floats exactly the reference only accepts float inputs that are
  * finite multiples of 2^-10 with magnitude at most 2^30; it then keeps
- * sums and sums of squares as exact 128-bit integers.
+ * sums and sums of squares as exact 128-bit integers, and rounds only when
+ * it turns a finished fold into a double (relative error ~1e-16).  It uses
+ * plain doubles, not long double: valgrind computes long double with
+ * 64-bit precision and would make the reference itself wrong.
  *
  * test/engine/reference.h
  *
@@ -90,8 +93,8 @@ typedef struct ref_value
 	int64_t		count;
 	int64_t		i;
 	__int128	sum;
-	long double f;
-	long double scale;			/* magnitude of the inputs, for float
+	double		f;
+	double		scale;			/* magnitude of the inputs, for float
 								 * tolerances */
 } ref_value;
 
