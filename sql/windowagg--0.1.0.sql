@@ -118,3 +118,189 @@ COMMENT ON FUNCTION windowagg.aggregate(text, text, windowagg.window[], "any", "
     'panes (keys, window_start, window_end, aggregates, pane, revision) of an aggregate query over windows of event time';
 COMMENT ON FUNCTION windowagg.dropped(text, text, windowagg.window[], "any", "any", text) IS
     'rows of the query that arrived too late for every window (keys, event time, watermark, arrival)';
+
+--
+-- Moving aggregates: min, max, float sum/avg/variance/stddev whose window
+-- frames slide in amortised O(1) per row (a two-stack FIFO gives the
+-- executor the inverse transition these aggregates otherwise lack).
+--
+CREATE FUNCTION windowagg._min_sfunc(internal, anyelement) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_min_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._max_sfunc(internal, anyelement) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_max_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._minmax_final(internal, anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'wa_minmax_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._min_msfunc(internal, anyelement) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_min_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._max_msfunc(internal, anyelement) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_max_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._minmax_minvfunc(internal, anyelement) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_moving_minvfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._minmax_mfinal(internal, anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'wa_minmax_mfinal' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE windowagg.min(anyelement) (
+    sfunc = windowagg._min_sfunc, stype = internal,
+    finalfunc = windowagg._minmax_final, finalfunc_extra, finalfunc_modify = read_only,
+    msfunc = windowagg._min_msfunc, minvfunc = windowagg._minmax_minvfunc,
+    mstype = internal,
+    mfinalfunc = windowagg._minmax_mfinal, mfinalfunc_extra, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.max(anyelement) (
+    sfunc = windowagg._max_sfunc, stype = internal,
+    finalfunc = windowagg._minmax_final, finalfunc_extra, finalfunc_modify = read_only,
+    msfunc = windowagg._max_msfunc, minvfunc = windowagg._minmax_minvfunc,
+    mstype = internal,
+    mfinalfunc = windowagg._minmax_mfinal, mfinalfunc_extra, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.min(anyelement) IS
+    'minimum of any type with a btree ordering; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.max(anyelement) IS
+    'maximum of any type with a btree ordering; slides in O(1) per row in window frames';
+
+-- float aggregates: transition functions per input type, shared finals
+CREATE FUNCTION windowagg._fsum_sfunc(internal, float8) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fsum_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fsum_sfunc(internal, float4) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fsum_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fsum_msfunc(internal, float8) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fsum_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fsum_msfunc(internal, float4) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fsum_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fvar_sfunc(internal, float8) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fvar_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fvar_sfunc(internal, float4) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fvar_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fvar_msfunc(internal, float8) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fvar_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._fvar_msfunc(internal, float4) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_fvar_msfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._moving_minvfunc(internal, float8) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_moving_minvfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._moving_minvfunc(internal, float4) RETURNS internal
+AS 'MODULE_PATHNAME', 'wa_moving_minvfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._float8_sum_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_float_sum_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._float4_sum_final(internal) RETURNS float4
+AS 'MODULE_PATHNAME', 'wa_float4_sum_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._float_avg_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_float_avg_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._var_samp_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_var_samp_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._var_pop_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_var_pop_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._stddev_samp_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_stddev_samp_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION windowagg._stddev_pop_final(internal) RETURNS float8
+AS 'MODULE_PATHNAME', 'wa_stddev_pop_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE windowagg.sum(float8) (
+    sfunc = windowagg._fsum_sfunc, stype = internal,
+    finalfunc = windowagg._float8_sum_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fsum_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._float8_sum_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.sum(float4) (
+    sfunc = windowagg._fsum_sfunc, stype = internal,
+    finalfunc = windowagg._float4_sum_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fsum_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._float4_sum_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.sum(float8) IS
+    'sum of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.sum(float4) IS
+    'sum of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.avg(float8) (
+    sfunc = windowagg._fsum_sfunc, stype = internal,
+    finalfunc = windowagg._float_avg_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fsum_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._float_avg_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.avg(float4) (
+    sfunc = windowagg._fsum_sfunc, stype = internal,
+    finalfunc = windowagg._float_avg_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fsum_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._float_avg_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.avg(float8) IS
+    'avg of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.avg(float4) IS
+    'avg of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.variance(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_samp_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.variance(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_samp_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.variance(float8) IS
+    'variance of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.variance(float4) IS
+    'variance of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.var_samp(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_samp_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.var_samp(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_samp_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.var_samp(float8) IS
+    'var_samp of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.var_samp(float4) IS
+    'var_samp of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.var_pop(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_pop_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_pop_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.var_pop(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._var_pop_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._var_pop_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.var_pop(float8) IS
+    'var_pop of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.var_pop(float4) IS
+    'var_pop of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.stddev(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_samp_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.stddev(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_samp_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.stddev(float8) IS
+    'stddev of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.stddev(float4) IS
+    'stddev of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.stddev_samp(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_samp_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.stddev_samp(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_samp_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_samp_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.stddev_samp(float8) IS
+    'stddev_samp of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.stddev_samp(float4) IS
+    'stddev_samp of float4 values; slides in O(1) per row in window frames';
+CREATE AGGREGATE windowagg.stddev_pop(float8) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_pop_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_pop_final, mfinalfunc_modify = read_only);
+CREATE AGGREGATE windowagg.stddev_pop(float4) (
+    sfunc = windowagg._fvar_sfunc, stype = internal,
+    finalfunc = windowagg._stddev_pop_final, finalfunc_modify = read_only,
+    msfunc = windowagg._fvar_msfunc, minvfunc = windowagg._moving_minvfunc,
+    mstype = internal, mfinalfunc = windowagg._stddev_pop_final, mfinalfunc_modify = read_only);
+COMMENT ON AGGREGATE windowagg.stddev_pop(float8) IS
+    'stddev_pop of float8 values; slides in O(1) per row in window frames';
+COMMENT ON AGGREGATE windowagg.stddev_pop(float4) IS
+    'stddev_pop of float4 values; slides in O(1) per row in window frames';
