@@ -29,7 +29,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql check-engine
+.PHONY: test demo bench bench-engine bench-sql bench-moving check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -40,13 +40,16 @@ test:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql
+bench: bench-engine bench-sql bench-moving
 
 bench-engine:
 	$(MAKE) -C bench/engine run
 
 bench-sql:
 	bash bench/sql/run.sh
+
+bench-moving:
+	bash bench/moving/run.sh
 
 # rebuild everything when a header changes (PGXS tracks no dependencies)
 $(OBJS): $(wildcard src/*.h src/engine/*.h)
