@@ -294,7 +294,8 @@ wa_engine_create(const wa_config *config)
 		sp->size_s = w->size / g;
 		sp->slide_s = w->slide / g;
 		sp->phase = wa_floor_mod((oj - e->base) / g, sp->slide_s);
-		sp->stack = sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
+		sp->stack = !config->merge_every_slice &&
+			sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
 			e->n_stacks++ : -1;
 	}
 

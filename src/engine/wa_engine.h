@@ -104,6 +104,8 @@ typedef struct wa_config
 	int			n_aggs;
 	const wa_agg_spec *aggs;
 	bool		byte_keys;		/* keys are byte strings, not int64 */
+	bool		merge_every_slice;	/* never use two-stack emission (for
+									 * benchmarks and tests) */
 	wa_emit_fn	emit;
 	void	   *emit_arg;
 	const wa_allocator *allocator;	/* NULL: malloc/realloc/free */
