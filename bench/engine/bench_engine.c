@@ -23,7 +23,8 @@
  * sum, min and max of one int64 value.
  *
  * Each implementation runs through create, ingest (emit_late every 1000
- * events) and flush, twice; the best time counts.  A third, untimed run
+ * events) and flush, twice, alternating with the other; the best thread
+ * CPU time counts (see now_sec).  A third, untimed run
  * checks that both emitted the same on-time panes and the same total of
  * count(*) over final panes (the last revision of every window), which is
  * the number of accepted (event, window) pairs.  The pane sink in timed
@@ -133,6 +134,7 @@ typedef struct bench_outcome
 	int64_t		final_count;
 	uint64_t	peak_bytes;
 	uint64_t	peak_entries;	/* naive only: peak live windows */
+	uint64_t	work;			/* engine: slice merges; naive: updates */
 } bench_outcome;
 
 static bool verbose = false;
@@ -167,12 +169,18 @@ generate(bench_event *ev, size_t n, int n_keys)
 	}
 }
 
+/*
+ * CPU time of this thread.  The runs are single-threaded and compute-bound,
+ * so on a quiet machine this equals wall time; on a shared one it leaves
+ * out the time other processes held the CPU, which wall time would charge
+ * to whichever implementation happened to be running.
+ */
 static double
 now_sec(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
@@ -428,72 +436,129 @@ run_naive(const wa_config *cfg, const bench_event *ev, size_t n,
 	return t1 - t0;
 }
 
-/* Timed runs, then the checking run, of one implementation. */
-static void
-measure(bool use_engine, const bench_shape *shape, const bench_event *ev,
-		size_t n, bench_outcome *out)
+/* One timed run of one implementation; returns seconds. */
+static double
+time_run(bool use_engine, const wa_config *cfg, const bench_event *ev,
+		 size_t n)
 {
-	bench_sink	sink;
-	wa_config	cfg;
-	wa_window	win;
-	wa_agg_spec aggs[4];
 	wa_stats	es;
 	naive_stats ns;
-	late_set   *check;
 
-	memset(&sink, 0, sizeof(sink));
-	memset(out, 0, sizeof(*out));
-	fill_config(&cfg, shape, &win, aggs, &sink);
-	{
-		const char *err = wa_config_check(&cfg);
+	if (use_engine)
+		return run_windowagg(cfg, ev, n, &es);
+	return run_naive(cfg, ev, n, &ns);
+}
 
-		if (err != NULL)
-		{
-			fprintf(stderr, "bad config for shape %s: %s\n", shape->name, err);
-			exit(1);
-		}
-	}
+/*
+ * The untimed checking run of one implementation.  The windows that got
+ * late panes in a timed run (the same ones: runs are deterministic) are
+ * marked, so the sink can note their on-time counts as they go by.
+ */
+static void
+check_run(bool use_engine, const wa_config *cfg, bench_sink *sink,
+		  const bench_event *ev, size_t n, bench_outcome *out)
+{
+	wa_stats	es;
+	naive_stats ns;
+	late_set   *check = late_set_build(sink->late, sink->n_late);
 
-	out->best_sec = -1.0;
-	for (int run = 0; run < N_RUNS; run++)
-	{
-		double		sec;
-
-		sink_reset(&sink, NULL);
-		if (use_engine)
-			sec = run_windowagg(&cfg, ev, n, &es);
-		else
-			sec = run_naive(&cfg, ev, n, &ns);
-		if (out->best_sec < 0 || sec < out->best_sec)
-			out->best_sec = sec;
-		if (verbose)
-			fprintf(stderr, "  shape=%s %s run %d: %.3f s\n", shape->name,
-					use_engine ? "windowagg" : "naive", run + 1, sec);
-	}
-
-	/* untimed run with the late windows of the last one marked */
-	check = late_set_build(sink.late, sink.n_late);
-	sink_reset(&sink, check);
+	sink_reset(sink, check);
 	if (use_engine)
 	{
-		(void) run_windowagg(&cfg, ev, n, &es);
+		(void) run_windowagg(cfg, ev, n, &es);
 		out->dropped = es.events_dropped;
 		out->partial = es.events_partial;
 		out->peak_bytes = es.peak_mem_bytes;
+		out->work = es.merges;
 	}
 	else
 	{
-		(void) run_naive(&cfg, ev, n, &ns);
+		(void) run_naive(cfg, ev, n, &ns);
 		out->dropped = ns.events_dropped;
 		out->partial = ns.events_partial;
 		out->peak_bytes = ns.peak_mem_bytes;
 		out->peak_entries = ns.peak_windows;
+		out->work = ns.updates;
 	}
-	out->panes_on_time = sink.panes_on_time;
-	out->panes_late = sink.panes_late;
-	out->final_count = final_count(&sink);
+	out->panes_on_time = sink->panes_on_time;
+	out->panes_late = sink->panes_late;
+	out->final_count = final_count(sink);
 	late_set_free(check);
-	sink_reset(&sink, NULL);
+	sink_reset(sink, NULL);
+}
+
+/*
+ * Measure one shape.  The timed runs of the two implementations alternate,
+ * so that a change in machine load hits both alike.
+ */
+static void
+measure(const bench_shape *shape, const bench_event *ev, size_t n,
+		bool do_engine, bool do_naive, bench_outcome *eo, bench_outcome *no)
+{
+	bench_sink	esink;
+	bench_sink	nsink;
+	wa_config	ecfg;
+	wa_config	ncfg;
+	wa_window	ewin;
+	wa_window	nwin;
+	wa_agg_spec eaggs[4];
+	wa_agg_spec naggs[4];
+	const char *err;
+
+	memset(&esink, 0, sizeof(esink));
+	memset(&nsink, 0, sizeof(nsink));
+	memset(eo, 0, sizeof(*eo));
+	memset(no, 0, sizeof(*no));
+	fill_config(&ecfg, shape, &ewin, eaggs, &esink);
+	fill_config(&ncfg, shape, &nwin, naggs, &nsink);
+	err = wa_config_check(&ecfg);
+	if (err != NULL)
+	{
+		fprintf(stderr, "bad config for shape %s: %s\n", shape->name, err);
+		exit(1);
+	}
+
+	eo->best_sec = no->best_sec = -1.0;
+	for (int run = 0; run < N_RUNS; run++)
+	{
+		for (int impl = 0; impl < 2; impl++)
+		{
+			bool		use_engine = impl == 0;
+			bench_outcome *out = use_engine ? eo : no;
+			double		sec;
+
+			if (use_engine ? !do_engine : !do_naive)
+				continue;
+			sink_reset(use_engine ? &esink : &nsink, NULL);
+			sec = time_run(use_engine, use_engine ? &ecfg : &ncfg, ev, n);
+			if (out->best_sec < 0 || sec < out->best_sec)
+				out->best_sec = sec;
+			if (verbose)
+				fprintf(stderr, "  shape=%s %s run %d: %.3f s\n", shape->name,
+						use_engine ? "windowagg" : "naive", run + 1, sec);
+		}
+	}
+
+	if (do_engine)
+		check_run(true, &ecfg, &esink, ev, n, eo);
+	if (do_naive)
+		check_run(false, &ncfg, &nsink, ev, n, no);
+}
+
+/* Details of one outcome, on stderr (-v). */
+static void
+print_details(const bench_shape *shape, const char *impl,
+			  const bench_outcome *o, const char *work_name)
+{
+	fprintf(stderr,
+			"  shape=%s %s: on_time=%" PRIu64 " late=%" PRIu64
+			" final_count=%" PRId64 " dropped=%" PRIu64 " partial=%" PRIu64
+			" peak=%" PRIu64 "B",
+			shape->name, impl, o->panes_on_time, o->panes_late,
+			o->final_count, o->dropped, o->partial, o->peak_bytes);
+	if (o->peak_entries > 0)
+		fprintf(stderr, " peak_windows=%" PRIu64, o->peak_entries);
+	fprintf(stderr, " %s=%" PRIu64 "\n", work_name, o->work);
 }
 
 static void
@@ -565,18 +630,11 @@ main(int argc, char **argv)
 			keys_generated = shape->n_keys;
 		}
 
-		memset(&eo, 0, sizeof(eo));
-		memset(&no, 0, sizeof(no));
+		measure(shape, ev, n, do_engine, do_naive, &eo, &no);
 		if (do_engine)
-		{
-			measure(true, shape, ev, n, &eo);
 			e_mev = (double) n / eo.best_sec / 1e6;
-		}
 		if (do_naive)
-		{
-			measure(false, shape, ev, n, &no);
 			n_mev = (double) n / no.best_sec / 1e6;
-		}
 
 		if (do_engine && do_naive)
 		{
@@ -604,14 +662,9 @@ main(int argc, char **argv)
 		if (verbose)
 		{
 			if (do_engine)
-				fprintf(stderr, "  shape=%s windowagg: on_time=%" PRIu64 " late=%" PRIu64 " final_count=%" PRId64 " dropped=%" PRIu64 " partial=%" PRIu64 " peak=%" PRIu64 "B\n",
-						shape->name, eo.panes_on_time, eo.panes_late,
-						eo.final_count, eo.dropped, eo.partial, eo.peak_bytes);
+				print_details(shape, "windowagg", &eo, "merges");
 			if (do_naive)
-				fprintf(stderr, "  shape=%s naive:     on_time=%" PRIu64 " late=%" PRIu64 " final_count=%" PRId64 " dropped=%" PRIu64 " partial=%" PRIu64 " peak=%" PRIu64 "B peak_windows=%" PRIu64 "\n",
-						shape->name, no.panes_on_time, no.panes_late,
-						no.final_count, no.dropped, no.partial, no.peak_bytes,
-						no.peak_entries);
+				print_details(shape, "naive", &no, "updates");
 		}
 	}
 	free(ev);

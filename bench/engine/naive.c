@@ -229,7 +229,7 @@ heap_pop(nv_heap *h)
 static void
 heap_init(naive_engine *ne, nv_heap *h)
 {
-	h->cap = 256;
+	h->cap = 16;
 	h->n = 0;
 	h->items = nv_alloc((size_t) h->cap * sizeof(nv_timer));
 	nv_mem(ne, (int64_t) h->cap * (int64_t) sizeof(nv_timer));
@@ -506,20 +506,21 @@ naive_create(const wa_config *config)
 
 	/* keep every accumulator 8-byte aligned: the header is 32 bytes */
 	ne->rec_size = NV_REC_HEADER + ((ne->layout.acc_size + 7) & ~7u);
-	ne->rec_cap = 512;
+	ne->rec_cap = 16;
 	ne->recs = nv_alloc((size_t) ne->rec_cap * ne->rec_size);
 	ne->rec_used = 0;
 	ne->free_head = NV_NONE;
 	nv_mem(ne, (int64_t) ne->rec_cap * ne->rec_size);
 
-	ne->mask = 1024 - 1;
-	ne->buckets = nv_alloc(sizeof(nv_bucket) * 1024);
-	memset(ne->buckets, 0, sizeof(nv_bucket) * 1024);
-	nv_mem(ne, (int64_t) sizeof(nv_bucket) * 1024);
+	/* start small so that peak_mem_bytes reflects the state, not presizing */
+	ne->mask = 32 - 1;
+	ne->buckets = nv_alloc(sizeof(nv_bucket) * 32);
+	memset(ne->buckets, 0, sizeof(nv_bucket) * 32);
+	nv_mem(ne, (int64_t) sizeof(nv_bucket) * 32);
 
 	heap_init(ne, &ne->fire);
 	heap_init(ne, &ne->expire);
-	ne->dirty_cap = 256;
+	ne->dirty_cap = 16;
 	ne->dirty = nv_alloc(sizeof(uint32_t) * ne->dirty_cap);
 	nv_mem(ne, (int64_t) sizeof(uint32_t) * ne->dirty_cap);
 	return ne;
