@@ -119,6 +119,10 @@ struct wa_engine
 	wa_tick		fired_end;
 	wa_tick		closed_end;
 	wa_tick		expire_limit;	/* slices below this number are unused */
+	wa_tick		wm_next_edge;	/* watermark at which the above change */
+	int64_t		last_slice;		/* the previous event's slice, */
+	wa_tick		last_slice_start;	/* its first tick */
+	wa_tick		last_slice_end; /* and the tick after its last */
 
 	wa_hashtab	keys;
 	wa_heap		key_deadlines;
@@ -139,11 +143,19 @@ slice_tick(const wa_engine *e, wa_tick s)
 	return s * e->g + e->base;
 }
 
-/* The slice holding event time t; fits int64 (see below). */
+/*
+ * The slice holding event time t; fits int64 (see below).  Events arrive
+ * nearly in order, so the previous event's slice is remembered and most
+ * events find theirs without a division.
+ */
 static inline int64_t
-slice_of(const wa_engine *e, int64_t t)
+slice_of(wa_engine *e, int64_t t)
 {
-	int64_t		q = wa_floor_div(t, e->g);
+	int64_t		q;
+
+	if ((wa_tick) t >= e->last_slice_start && (wa_tick) t < e->last_slice_end)
+		return e->last_slice;
+	q = wa_floor_div(t, e->g);
 
 	/*
 	 * Since base < g, subtracting one never underflows: when g == 1, base is
@@ -151,6 +163,9 @@ slice_of(const wa_engine *e, int64_t t)
 	 */
 	if (wa_floor_mod(t, e->g) < e->base)
 		q--;
+	e->last_slice = q;
+	e->last_slice_start = slice_tick(e, q);
+	e->last_slice_end = slice_tick(e, (wa_tick) q + 1);
 	return q;
 }
 
@@ -188,9 +203,16 @@ static void
 set_watermark(wa_engine *e, wa_tick wm)
 {
 	e->wm = wm;
+	/* the thresholds only move when the watermark crosses a slice edge */
+	if (wm < e->wm_next_edge)
+		return;
 	e->fired_end = wa_tick_floor_div(wm - e->base, e->g);
 	e->closed_end = wa_tick_floor_div(wm - e->lateness - e->base, e->g);
 	e->expire_limit = compute_expire_limit(e, e->closed_end);
+	/* the first watermark at which fired_end or closed_end grows */
+	e->wm_next_edge = slice_tick(e, e->fired_end + 1);
+	if (slice_tick(e, e->closed_end + 1) + e->lateness < e->wm_next_edge)
+		e->wm_next_edge = slice_tick(e, e->closed_end + 1) + e->lateness;
 }
 
 /* Tick at which slice s stops being used: its last window closes. */
@@ -319,16 +341,25 @@ wa_engine_create(const wa_config *config)
 	wa_hashtab_init(&e->late_windows, &e->mem);
 	wa_heap_init(&e->late_deadlines);
 
+	e->wm_next_edge = WA_TICK_MIN;
+	e->last_slice_start = WA_TICK_MAX;	/* nothing cached yet */
+	e->last_slice_end = WA_TICK_MIN;
 	set_watermark(e, WA_TICK_MIN);
 	return e;
 }
 
 /* ---------- keys ---------- */
 
+/*
+ * int64 keys hash through wa_hash64, a bijection on 64-bit integers: equal
+ * hashes mean equal keys, and the key itself need not be loaded.
+ */
 static bool
 key_eq_int(const void *stored, const void *probe)
 {
-	return ((const keystate *) stored)->ival == ((const wa_key *) probe)->ival;
+	(void) stored;
+	(void) probe;
+	return true;
 }
 
 static bool
@@ -355,8 +386,11 @@ key_lookup_or_create(wa_engine *e, const wa_key *key)
 	uint64_t	hash = key_hash(e, key);
 	keystate   *k;
 
-	k = wa_hashtab_find(&e->keys, hash,
-						e->byte_keys ? key_eq_bytes : key_eq_int, key);
+	/* two calls, so that each inlines its own equality test */
+	if (e->byte_keys)
+		k = wa_hashtab_find(&e->keys, hash, key_eq_bytes, key);
+	else
+		k = wa_hashtab_find(&e->keys, hash, key_eq_int, key);
 	if (k != NULL)
 		return k;
 
@@ -818,9 +852,11 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	 * The windows of spec j containing slice s start at ws_last, ws_last -
 	 * slide_s, ... down to just above s - size_s; their ends decrease in
 	 * the same order, so the latest window accepts if any does and the
-	 * earliest rejects if any does.
+	 * earliest rejects if any does.  Every such window ends after s, so
+	 * when no window ending at s or later has closed (s >= closed_end),
+	 * all accept: the usual case, decided without any division.
 	 */
-	for (int j = 0; j < e->n_windows; j++)
+	for (int j = 0; (wa_tick) s < e->closed_end && j < e->n_windows; j++)
 	{
 		const spec *sp = &e->specs[j];
 		wa_tick		ws_last = align_down(sp, s);
@@ -831,6 +867,8 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		if (ws_first + sp->size_s <= e->closed_end)
 			all_accept = false;
 	}
+	if ((wa_tick) s >= e->closed_end)
+		any_accept = true;
 	if (!any_accept)
 	{
 		e->stats.events_dropped++;
@@ -896,7 +934,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		if (exp < deadline)
 			deadline = exp;
 	}
-	if (slice_tick(e, (wa_tick) s + 1) < deadline)
+	if (e->last_slice_end < deadline)
 	{
 		for (int j = 0; j < e->n_windows; j++)
 		{
@@ -925,7 +963,18 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	}
 	wm = (wa_tick) e->max_ts - e->bound;
 	if (wm > e->wm)
-		wa_engine_advance(e, wm);
+	{
+		wa_heap_node *key_top = wa_heap_top(&e->key_deadlines);
+		wa_heap_node *late_top = wa_heap_top(&e->late_deadlines);
+
+		/* usual case: within the same slice, with nothing due */
+		if (wm < e->wm_next_edge &&
+			(key_top == NULL || key_top->deadline > wm) &&
+			(late_top == NULL || late_top->deadline > wm))
+			e->wm = wm;
+		else
+			wa_engine_advance(e, wm);
+	}
 
 	return all_accept ? WA_INGEST_ACCEPTED : WA_INGEST_PARTIAL;
 }

@@ -41,21 +41,6 @@ wa_hashtab_destroy(wa_hashtab *tab, wa_mem *mem)
 	tab->count = 0;
 }
 
-void *
-wa_hashtab_find(const wa_hashtab *tab, uint64_t hash, wa_hashtab_eq eq,
-				const void *probe)
-{
-	for (uint64_t i = hash & tab->mask;; i = (i + 1) & tab->mask)
-	{
-		const wa_hashtab_slot *slot = &tab->slots[i];
-
-		if (slot->ptr == NULL)
-			return NULL;
-		if (slot->hash == hash && eq(slot->ptr, probe))
-			return slot->ptr;
-	}
-}
-
 static void
 place(wa_hashtab *tab, uint64_t hash, void *ptr)
 {

@@ -39,15 +39,31 @@ typedef bool (*wa_hashtab_eq) (const void *stored, const void *probe);
 
 extern void wa_hashtab_init(wa_hashtab *tab, wa_mem *mem);
 extern void wa_hashtab_destroy(wa_hashtab *tab, wa_mem *mem);
-extern void *wa_hashtab_find(const wa_hashtab *tab, uint64_t hash,
-							 wa_hashtab_eq eq, const void *probe);
+/* Inline, so that a constant eq callback is inlined too. */
+static inline void *
+wa_hashtab_find(const wa_hashtab *tab, uint64_t hash, wa_hashtab_eq eq,
+				const void *probe)
+{
+	for (uint64_t i = hash & tab->mask;; i = (i + 1) & tab->mask)
+	{
+		const wa_hashtab_slot *slot = &tab->slots[i];
+
+		if (slot->ptr == NULL)
+			return NULL;
+		if (slot->hash == hash && eq(slot->ptr, probe))
+			return slot->ptr;
+	}
+}
 /* Insert a pointer known to be absent. */
 extern void wa_hashtab_insert(wa_hashtab *tab, wa_mem *mem, uint64_t hash,
 							  void *ptr);
 /* Remove a pointer known to be present. */
 extern void wa_hashtab_remove(wa_hashtab *tab, uint64_t hash, void *ptr);
 
-/* 64-bit mixing (the splitmix64 finalizer) and a byte-string hash. */
+/*
+ * 64-bit mixing (the splitmix64 finalizer: a bijection, so distinct inputs
+ * never collide) and a byte-string hash.
+ */
 static inline uint64_t
 wa_hash64(uint64_t x)
 {

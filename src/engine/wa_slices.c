@@ -12,21 +12,11 @@
 #include <string.h>
 
 uint32_t
-wa_slices_lower_bound(const wa_slices *sl, uint32_t stride, wa_tick idx)
+wa_slices_bisect(const wa_slices *sl, uint32_t stride, wa_tick idx,
+				 uint32_t hi)
 {
 	uint32_t	lo = 0;
-	uint32_t	hi = sl->count;
 
-	/*
-	 * Events, new windows and two-stack pushes mostly touch the newest
-	 * slices: walk back a few entries from the end before bisecting.
-	 */
-	for (int step = 0; step < 8 && hi > 0; step++)
-	{
-		if (wa_slices_index(sl, stride, hi - 1) < idx)
-			return hi;
-		hi--;
-	}
 	while (lo < hi)
 	{
 		uint32_t	mid = lo + (hi - lo) / 2;

@@ -51,9 +51,29 @@ wa_slices_acc(const wa_slices *sl, uint32_t stride, uint32_t i)
 	return wa_slices_entry(sl, stride, i) + WA_SLICE_HEADER;
 }
 
-/* Position of the first entry whose index is >= idx (count if none). */
-extern uint32_t wa_slices_lower_bound(const wa_slices *sl, uint32_t stride,
-									  wa_tick idx);
+/* Binary search for idx among the first hi entries. */
+extern uint32_t wa_slices_bisect(const wa_slices *sl, uint32_t stride,
+								 wa_tick idx, uint32_t hi);
+
+/*
+ * Position of the first entry whose index is >= idx (count if none).
+ * Events, new windows and two-stack pushes mostly touch the newest slices:
+ * walk back a few entries from the end before bisecting.  Inline, since it
+ * runs once per event.
+ */
+static inline uint32_t
+wa_slices_lower_bound(const wa_slices *sl, uint32_t stride, wa_tick idx)
+{
+	uint32_t	hi = sl->count;
+
+	for (int step = 0; step < 8 && hi > 0; step++)
+	{
+		if (wa_slices_index(sl, stride, hi - 1) < idx)
+			return hi;
+		hi--;
+	}
+	return wa_slices_bisect(sl, stride, idx, hi);
+}
 
 /* Insert a new entry for idx at position pos; returns its accumulator. */
 extern void *wa_slices_insert(wa_slices *sl, wa_mem *mem, uint32_t stride,
