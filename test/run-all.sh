@@ -49,13 +49,23 @@ if [ "$(id -u)" -eq 0 ]; then
     runuser -u postgres -- make -C "$scratch" -s PG_CONFIG="$PG_CONFIG" installcheck
     status=$?
     [ $status -ne 0 ] && cat "$scratch/regression.diffs" 2>/dev/null | head -200
-    rm -rf "$scratch"
+    server_log="$scratch/log/postmaster.log"
 else
+    scratch=
     make -s PG_CONFIG="$PG_CONFIG" installcheck
     status=$?
     [ $status -ne 0 ] && head -200 regression.diffs 2>/dev/null
+    server_log="$top/log/postmaster.log"
 fi
 count "pg_regress" $status
+
+# the server must not have warned, crashed or lost a backend on the way
+if grep -E "WARNING|PANIC|terminated by signal|server process .* exited" "$server_log"; then
+    count "server log free of warnings and crashes" 1
+else
+    count "server log free of warnings and crashes" 0
+fi
+[ -n "$scratch" ] && rm -rf "$scratch"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
