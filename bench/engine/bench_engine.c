@@ -53,6 +53,9 @@
 #define BOUND			200
 #define LATENESS		200
 #define STRAGGLER_EVERY 1000	/* on average one event in this many */
+
+/* stragglers in the stream being generated: STRAGGLER_EVERY, or 0: none */
+static uint64_t straggler_every = STRAGGLER_EVERY;
 #define LATE_EVERY		1000	/* events between emit_late calls */
 #define SEED			UINT64_C(20240917)
 #define N_RUNS			2
@@ -162,7 +165,7 @@ generate(bench_event *ev, size_t n, int n_keys)
 
 		ev[i].key = (int64_t) (rng_next(&rng) % (uint64_t) n_keys);
 		ev[i].val = (int64_t) (rng_next(&rng) % 2001) - 1000;
-		if (r % STRAGGLER_EVERY == 0)
+		if (straggler_every != 0 && r % straggler_every == 0)
 			ev[i].ts = clock - (int64_t) (rng_next(&rng) % (3 * BOUND));
 		else
 			ev[i].ts = clock + (int64_t) (rng_next(&rng) % BOUND);
@@ -545,6 +548,47 @@ measure(const bench_shape *shape, const bench_event *ev, size_t n,
 		check_run(false, &ncfg, &nsink, ev, n, no);
 }
 
+/*
+ * What two-stack emission buys: the engine on the same events with the
+ * two-stack and with every window merged from its slices (best of N_RUNS
+ * each, alternating).  One line per shape whose windows overlap.
+ */
+static void
+measure_emission(const bench_shape *shape, const bench_event *ev, size_t n,
+				 const char *stream)
+{
+	bench_sink	sink;
+	wa_config	cfg;
+	wa_window	win;
+	wa_agg_spec aggs[4];
+	double		best[2] = {-1.0, -1.0};
+	uint64_t	merges[2] = {0, 0};
+
+	if (shape->size / 4 < shape->slide)
+		return;
+	memset(&sink, 0, sizeof(sink));
+	fill_config(&cfg, shape, &win, aggs, &sink);
+	for (int run = 0; run < N_RUNS; run++)
+	{
+		for (int mode = 0; mode < 2; mode++)
+		{
+			wa_stats	es;
+			double		sec;
+
+			cfg.merge_every_slice = mode == 1;
+			sink_reset(&sink, NULL);
+			sec = run_windowagg(&cfg, ev, n, &es);
+			if (best[mode] < 0 || sec < best[mode])
+				best[mode] = sec;
+			merges[mode] = es.merges;
+		}
+	}
+	printf("emission shape=%s stream=%s twostack_mev_s=%.2f merge_every_slice_mev_s=%.2f ratio=%.2f merges=%" PRIu64 "/%" PRIu64 "\n",
+		   shape->name, stream, (double) n / best[0] / 1e6, (double) n / best[1] / 1e6,
+		   best[1] / best[0], merges[0], merges[1]);
+	fflush(stdout);
+}
+
 /* Details of one outcome, on stderr (-v). */
 static void
 print_details(const bench_shape *shape, const char *impl,
@@ -658,6 +702,24 @@ main(int argc, char **argv)
 			printf("shape=%s naive_mev_s=%.2f peak_state=%" PRIu64 "B\n",
 				   shape->name, n_mev, no.peak_bytes);
 		fflush(stdout);
+
+		if (do_engine)
+		{
+			/*
+			 * Emission alone, on this stream and on one whose disorder
+			 * stays within the bound (no late panes, whose cost is the
+			 * same either way).
+			 */
+			measure_emission(shape, ev, n, "stragglers");
+			if (shape->size / 4 >= shape->slide)
+			{
+				straggler_every = 0;
+				generate(ev, n, shape->n_keys);
+				measure_emission(shape, ev, n, "in_bound");
+				straggler_every = STRAGGLER_EVERY;
+				generate(ev, n, shape->n_keys);
+			}
+		}
 
 		if (verbose)
 		{

@@ -922,7 +922,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	{
 		/* a late event may change a slice a cached window covers */
 		for (int i = 0; i < e->n_stacks; i++)
-			wa_twostack_touch(&k->stacks[i], s);
+			wa_twostack_touch(&k->stacks[i], &e->layout, s, values);
 	}
 
 	/* the key's deadline may move earlier: a new slice, an earlier window */

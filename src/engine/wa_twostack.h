@@ -16,9 +16,9 @@
  * number of times, which works for any associative operator: min, max and
  * float sums included, which have no inverse.
  *
- * The cache is only valid while the slices it covers do not change: the
- * engine invalidates it when a late event touches a covered slice, and
- * rebuilds it on the next window.
+ * The cache must follow changes to the slices it covers: a late event in
+ * a back slice is folded into the back's merge as well, one in a front
+ * slice drops the cache, which is rebuilt on the next window.
  *
  * src/engine/wa_twostack.h
  *
@@ -61,11 +61,21 @@ extern uint64_t wa_twostack_window(wa_twostack *ts, wa_mem *mem,
 								   const wa_slices *slices, uint32_t stride,
 								   wa_tick ws, wa_tick we, void *out);
 
-/* A slice at index s changed or appeared: drop the cache if it covers s. */
+/*
+ * An event with the given values was folded into slice s.  If the cache
+ * covers s: in the back, fold the event into the back's running merge too
+ * (the kernels are commutative, so the merge stays exact); in the front,
+ * whose suffix merges would all need it, drop the cache.
+ */
 static inline void
-wa_twostack_touch(wa_twostack *ts, wa_tick s)
+wa_twostack_touch(wa_twostack *ts, const wa_agg_layout *layout, wa_tick s,
+				  const wa_value *values)
 {
-	if (ts->valid && s < ts->hi)
+	if (!ts->valid || s >= ts->hi)
+		return;
+	if (s >= ts->mid)
+		wa_acc_update(layout, ts->back, values);
+	else
 		ts->valid = false;
 }
 
