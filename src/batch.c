@@ -52,8 +52,28 @@ typedef struct BatchRun
 	TupleDesc	tupdesc;
 	Datum	   *out_values;
 	bool	   *out_nulls;
-	MemoryContext row_context;	/* reset after every row and pane */
+	MemoryContext row_context;	/* per-row and per-pane scratch */
+	uint32		row_allocs;		/* rows and panes since its last reset */
+	Datum		pane_on_time;	/* the two pane kinds, made once */
+	Datum		pane_late;
 } BatchRun;
+
+/*
+ * Scratch memory is reset every this many rows and panes rather than after
+ * each: most rows allocate nothing, and a reset per row costs more than
+ * the rows it frees.
+ */
+#define ROWS_PER_RESET 1024
+
+static inline void
+row_context_done(BatchRun *run)
+{
+	if (++run->row_allocs >= ROWS_PER_RESET)
+	{
+		MemoryContextReset(run->row_context);
+		run->row_allocs = 0;
+	}
+}
 
 typedef struct BatchReceiver
 {
@@ -87,8 +107,8 @@ emit_pane(void *arg, const wa_pane *pane)
 	for (int i = 0; i < q->n_aggs; i++, col++)
 		run->out_values[col] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
 												  &run->out_nulls[col]);
-	run->out_values[col] = CStringGetTextDatum(pane->kind == WA_PANE_ON_TIME ?
-											   "on_time" : "late");
+	run->out_values[col] = pane->kind == WA_PANE_ON_TIME ?
+		run->pane_on_time : run->pane_late;
 	run->out_nulls[col++] = false;
 	run->out_values[col] = Int64GetDatum(pane->revision);
 	run->out_nulls[col++] = false;
@@ -96,7 +116,7 @@ emit_pane(void *arg, const wa_pane *pane)
 	tuplestore_putvalues(run->tupstore, run->tupdesc, run->out_values,
 						 run->out_nulls);
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(run->row_context);
+	row_context_done(run);
 }
 
 static void
@@ -195,7 +215,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	}
 	else
 		wa_engine_emit_late(run->engine);
-	MemoryContextReset(run->row_context);
+	row_context_done(run);
 	return true;
 }
 
@@ -327,6 +347,8 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->tupdesc = rsinfo->setDesc;
 	run->out_values = palloc0(sizeof(Datum) * ours->natts);
 	run->out_nulls = palloc0(sizeof(bool) * ours->natts);
+	run->pane_on_time = CStringGetTextDatum("on_time");
+	run->pane_late = CStringGetTextDatum("late");
 
 	/* the engine */
 	engine_context = AllocSetContextCreate(CurrentMemoryContext,
