@@ -1,8 +1,8 @@
 -- bench/sql/bench.sql: batch windowing vs plain SQL on the same rows.
 --
 -- Events: 1000 keys over 7 days, arriving with mild disorder (each event
--- is up to 5 seconds later than its event time).  Each case is run twice
--- and the best time is kept (three runs; two for the slow plain joins).
+-- is up to 5 seconds later than its event time).  Each query runs three
+-- times (the slow plain join twice) and the best time is kept.
 \pset footer off
 \pset tuples_only on
 SET client_min_messages = warning;
