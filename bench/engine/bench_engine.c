@@ -59,6 +59,7 @@ static uint64_t straggler_every = STRAGGLER_EVERY;
 #define LATE_EVERY		1000	/* events between emit_late calls */
 #define SEED			UINT64_C(20240917)
 #define N_RUNS			2
+#define N_EMISSION_RUNS	5		/* the engine alone is fast: more runs */
 
 typedef struct bench_shape
 {
@@ -550,8 +551,8 @@ measure(const bench_shape *shape, const bench_event *ev, size_t n,
 
 /*
  * What two-stack emission buys: the engine on the same events with the
- * two-stack and with every window merged from its slices (best of N_RUNS
- * each, alternating).  One line per shape whose windows overlap.
+ * two-stack and with every window merged from its slices (best of
+ * N_EMISSION_RUNS each, alternating).  One line per shape whose windows overlap.
  */
 static void
 measure_emission(const bench_shape *shape, const bench_event *ev, size_t n,
@@ -568,7 +569,7 @@ measure_emission(const bench_shape *shape, const bench_event *ev, size_t n,
 		return;
 	memset(&sink, 0, sizeof(sink));
 	fill_config(&cfg, shape, &win, aggs, &sink);
-	for (int run = 0; run < N_RUNS; run++)
+	for (int run = 0; run < N_EMISSION_RUNS; run++)
 	{
 		for (int mode = 0; mode < 2; mode++)
 		{

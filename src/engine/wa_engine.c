@@ -155,6 +155,26 @@ slice_of(wa_engine *e, int64_t t)
 
 	if ((wa_tick) t >= e->last_slice_start && (wa_tick) t < e->last_slice_end)
 		return e->last_slice;
+
+	/* disorder within a few slices: step from the remembered slice */
+	if ((wa_tick) t >= e->last_slice_start - 4 * (wa_tick) e->g &&
+		(wa_tick) t < e->last_slice_end + 4 * (wa_tick) e->g)
+	{
+		while ((wa_tick) t < e->last_slice_start)
+		{
+			e->last_slice--;
+			e->last_slice_end = e->last_slice_start;
+			e->last_slice_start -= e->g;
+		}
+		while ((wa_tick) t >= e->last_slice_end)
+		{
+			e->last_slice++;
+			e->last_slice_start = e->last_slice_end;
+			e->last_slice_end += e->g;
+		}
+		return e->last_slice;
+	}
+
 	q = wa_floor_div(t, e->g);
 
 	/*
@@ -169,10 +189,16 @@ slice_of(wa_engine *e, int64_t t)
 	return q;
 }
 
-/* Smallest window start >= x for spec sp. */
+/*
+ * Smallest window start >= x for spec sp.  A window that slides by one
+ * slice starts at every slice: no division (the common case, since the
+ * slice width is usually the slide).
+ */
 static inline wa_tick
 align_up(const spec *sp, wa_tick x)
 {
+	if (sp->slide_s == 1)
+		return x;
 	return x + wa_tick_floor_mod(sp->phase - x, sp->slide_s);
 }
 
@@ -180,6 +206,8 @@ align_up(const spec *sp, wa_tick x)
 static inline wa_tick
 align_down(const spec *sp, wa_tick x)
 {
+	if (sp->slide_s == 1)
+		return x;
 	return x - wa_tick_floor_mod(x - sp->phase, sp->slide_s);
 }
 
