@@ -162,19 +162,25 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 {
 	char	   *base = acc;
 
+	const wa_agg_spec *aggs = layout->aggs;
+	const uint32_t *offsets = layout->offsets;
+	int			n = layout->n_aggs;
+
 	(*(int64_t *) base)++;
-	for (int i = 0; i < layout->n_aggs; i++)
+	for (int i = 0; i < n; i++)
 	{
-		const wa_agg_spec *spec = &layout->aggs[i];
-		char	   *st = base + layout->offsets[i];
+		wa_agg_kind kind = aggs[i].kind;
+		char	   *st;
 		const wa_value *v;
 
-		if (spec->kind == WA_AGG_COUNT_STAR)
+		/* count(*) is the accumulator header, counted above */
+		if (kind == WA_AGG_COUNT_STAR)
 			continue;
-		v = &values[spec->input];
+		v = &values[aggs[i].input];
 		if (v->isnull)
 			continue;
-		switch (spec->kind)
+		st = base + offsets[i];
+		switch (kind)
 		{
 			case WA_AGG_COUNT_STAR:
 				break;
