@@ -37,9 +37,14 @@ wa_slices_insert(wa_slices *sl, wa_mem *mem, uint32_t stride, uint32_t pos,
 
 	if (sl->head + sl->count == sl->capacity)
 	{
-		if (sl->head > 0 && sl->head >= sl->capacity / 2)
+		/*
+		 * A key in steady state frees slices at the front as fast as it
+		 * adds them at the back: slide the live part down once a quarter of
+		 * the array has been freed, rather than growing (each slide moves
+		 * at most three entries per insert since the last one).
+		 */
+		if (sl->head > 0 && sl->head >= sl->capacity / 4)
 		{
-			/* plenty of room freed at the front: slide the live part down */
 			memmove(sl->buf, sl->buf + (size_t) sl->head * stride,
 					(size_t) sl->count * stride);
 			sl->head = 0;
