@@ -120,9 +120,10 @@ struct wa_engine
 	wa_tick		closed_end;
 	wa_tick		expire_limit;	/* slices below this number are unused */
 	wa_tick		wm_next_edge;	/* watermark at which the above change */
-	int64_t		last_slice;		/* the previous event's slice, */
-	wa_tick		last_slice_start;	/* its first tick */
-	wa_tick		last_slice_end; /* and the tick after its last */
+	int64_t		last_slice;		/* a recent event's slice, */
+	int64_t		last_start;		/* its first tick, */
+	int64_t		near_lo;		/* and the ticks around it where a slice */
+	int64_t		near_hi;		/* is found by stepping from it */
 
 	wa_hashtab	keys;
 	wa_heap		key_deadlines;
@@ -152,40 +153,49 @@ static inline int64_t
 slice_of(wa_engine *e, int64_t t)
 {
 	int64_t		q;
-
-	if ((wa_tick) t >= e->last_slice_start && (wa_tick) t < e->last_slice_end)
-		return e->last_slice;
+	int64_t		r;
 
 	/* disorder within a few slices: step from the remembered slice */
-	if ((wa_tick) t >= e->last_slice_start - 4 * (wa_tick) e->g &&
-		(wa_tick) t < e->last_slice_end + 4 * (wa_tick) e->g)
+	if (t >= e->near_lo && t < e->near_hi)
 	{
-		while ((wa_tick) t < e->last_slice_start)
+		while (t < e->last_start)
 		{
 			e->last_slice--;
-			e->last_slice_end = e->last_slice_start;
-			e->last_slice_start -= e->g;
+			e->last_start -= e->g;
 		}
-		while ((wa_tick) t >= e->last_slice_end)
+		while (t - e->last_start >= e->g)
 		{
 			e->last_slice++;
-			e->last_slice_start = e->last_slice_end;
-			e->last_slice_end += e->g;
+			e->last_start += e->g;
 		}
 		return e->last_slice;
 	}
-
-	q = wa_floor_div(t, e->g);
 
 	/*
 	 * Since base < g, subtracting one never underflows: when g == 1, base is
 	 * 0 and the branch is never taken; when g >= 2, q >= INT64_MIN / 2.
 	 */
-	if (wa_floor_mod(t, e->g) < e->base)
+	q = wa_floor_div(t, e->g);
+	r = wa_floor_mod(t, e->g);
+	if (r < e->base)
+	{
 		q--;
-	e->last_slice = q;
-	e->last_slice_start = slice_tick(e, q);
-	e->last_slice_end = slice_tick(e, (wa_tick) q + 1);
+		r += e->g;
+	}
+
+	/*
+	 * Remember it, with four slices either side in which later events are
+	 * found by stepping.  Near the int64 limits, where those bounds would
+	 * overflow, nothing is remembered.
+	 */
+	e->near_lo = e->near_hi = 0;
+	if (t > INT64_MIN + 5 * e->g && t < INT64_MAX - 5 * e->g)
+	{
+		e->last_slice = q;
+		e->last_start = t - (r - e->base);
+		e->near_lo = e->last_start - 4 * e->g;
+		e->near_hi = e->last_start + 5 * e->g;
+	}
 	return q;
 }
 
@@ -370,8 +380,7 @@ wa_engine_create(const wa_config *config)
 	wa_heap_init(&e->late_deadlines);
 
 	e->wm_next_edge = WA_TICK_MIN;
-	e->last_slice_start = WA_TICK_MAX;	/* nothing cached yet */
-	e->last_slice_end = WA_TICK_MIN;
+	e->near_lo = e->near_hi = 0;	/* nothing remembered yet */
 	set_watermark(e, WA_TICK_MIN);
 	return e;
 }
@@ -884,7 +893,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	 * when no window ending at s or later has closed (s >= closed_end),
 	 * all accept: the usual case, decided without any division.
 	 */
-	for (int j = 0; (wa_tick) s < e->closed_end && j < e->n_windows; j++)
+	for (int j = 0; j < e->n_windows && (wa_tick) s < e->closed_end; j++)
 	{
 		const spec *sp = &e->specs[j];
 		wa_tick		ws_last = align_down(sp, s);
@@ -962,7 +971,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		if (exp < deadline)
 			deadline = exp;
 	}
-	if (e->last_slice_end < deadline)
+	if (slice_tick(e, (wa_tick) s + 1) < deadline)
 	{
 		for (int j = 0; j < e->n_windows; j++)
 		{
