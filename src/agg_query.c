@@ -306,10 +306,31 @@ row_column(Expr *expr, int *resno)
 	return makeTargetEntry(expr, (AttrNumber) (*resno)++, pstrdup(name), false);
 }
 
+/*
+ * Errors raised while parsing the user's query point into the query text,
+ * not into the statement that called windowagg: report the position as an
+ * internal query position, as PostgreSQL does for SQL function bodies.
+ */
+static void
+query_error_callback(void *arg)
+{
+	const char *query = arg;
+	int			pos = geterrposition();
+
+	if (pos > 0)
+	{
+		errposition(0);
+		internalerrposition(pos);
+		internalerrquery(query);
+	}
+	errcontext("parsing the query given to windowagg");
+}
+
 WaAggQuery *
 wa_agg_query_parse(const char *query, const char *event_time,
 				   const char *arrival_order)
 {
+	ErrorContextCallback errcallback;
 	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
 	List	   *raw;
 	Query	   *q;
@@ -326,6 +347,10 @@ wa_agg_query_parse(const char *query, const char *event_time,
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("query must not be null")));
+	errcallback.callback = query_error_callback;
+	errcallback.arg = (void *) query;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
 	raw = pg_parse_query(query);
 	if (list_length(raw) != 1 ||
 		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
@@ -333,6 +358,7 @@ wa_agg_query_parse(const char *query, const char *event_time,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("query must be a single SELECT statement")));
 	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
+	error_context_stack = errcallback.previous;
 	check_query_shape(q);
 
 	result->relid = rt_fetch(1, q->rtable)->relid;
