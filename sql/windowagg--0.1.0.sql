@@ -304,3 +304,15 @@ COMMENT ON AGGREGATE windowagg.stddev_pop(float8) IS
     'stddev_pop of float8 values; slides in O(1) per row in window frames';
 COMMENT ON AGGREGATE windowagg.stddev_pop(float4) IS
     'stddev_pop of float4 values; slides in O(1) per row in window frames';
+
+--
+-- The window coverage plan of a window set (which windows are computed
+-- from which), shown like EXPLAIN.
+--
+CREATE FUNCTION windowagg.explain(windows windowagg.window[],
+                                  aggregates text[] DEFAULT ARRAY['count'])
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'wa_explain'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION windowagg.explain(windowagg.window[], text[]) IS
+    'cost-based window coverage plan for a window set and the aggregates computed over it';

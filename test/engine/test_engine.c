@@ -49,6 +49,10 @@
 #include "reference.h"
 #include "wa_engine.h"
 
+/* test_planner.c: the planner's checks, reported through check() */
+extern void test_planner(void (*check_fn) (bool ok, const char *name,
+										   const char *fmt,...));
+
 /* ----------------------------------------------------------------
  * Reporting
  * ----------------------------------------------------------------
@@ -2451,6 +2455,7 @@ main(int argc, char **argv)
 		test_nan();
 		test_byte_keys_empty();
 		test_key_visits();
+		test_planner(check);
 	}
 	if (only == NULL || strcmp(only, "diff") == 0)
 	{
