@@ -72,7 +72,7 @@ wa_slices_lower_bound(const wa_slices *sl, uint32_t stride, wa_tick idx)
 			return hi;
 		hi--;
 	}
-	return wa_slices_bisect(sl, stride, idx, hi);
+	return hi == 0 ? 0 : wa_slices_bisect(sl, stride, idx, hi);
 }
 
 /* Insert a new entry for idx at position pos; returns its accumulator. */
