@@ -505,72 +505,57 @@ float_result(FunctionCallInfo fcinfo, wa_agg_kind kind, double *out)
 	return !r.isnull;
 }
 
-Datum
-wa_float_sum_final(PG_FUNCTION_ARGS)
+/* A float result of the given kind, or NULL. */
+static Datum
+float_final(FunctionCallInfo fcinfo, wa_agg_kind kind, bool as_float4)
 {
 	double		f;
 
-	if (!float_result(fcinfo, WA_AGG_SUM_FLOAT, &f))
+	if (!float_result(fcinfo, kind, &f))
 		PG_RETURN_NULL();
+	if (as_float4)
+		PG_RETURN_FLOAT4((float4) f);
 	PG_RETURN_FLOAT8(f);
+}
+
+Datum
+wa_float_sum_final(PG_FUNCTION_ARGS)
+{
+	return float_final(fcinfo, WA_AGG_SUM_FLOAT, false);
 }
 
 Datum
 wa_float4_sum_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_SUM_FLOAT, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT4((float4) f);
+	return float_final(fcinfo, WA_AGG_SUM_FLOAT, true);
 }
 
 Datum
 wa_float_avg_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_AVG_FLOAT, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(f);
+	return float_final(fcinfo, WA_AGG_AVG_FLOAT, false);
 }
 
 Datum
 wa_var_samp_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_VAR_SAMP, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(f);
+	return float_final(fcinfo, WA_AGG_VAR_SAMP, false);
 }
 
 Datum
 wa_var_pop_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_VAR_POP, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(f);
+	return float_final(fcinfo, WA_AGG_VAR_POP, false);
 }
 
 Datum
 wa_stddev_samp_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_STDDEV_SAMP, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(f);
+	return float_final(fcinfo, WA_AGG_STDDEV_SAMP, false);
 }
 
 Datum
 wa_stddev_pop_final(PG_FUNCTION_ARGS)
 {
-	double		f;
-
-	if (!float_result(fcinfo, WA_AGG_STDDEV_POP, &f))
-		PG_RETURN_NULL();
-	PG_RETURN_FLOAT8(f);
+	return float_final(fcinfo, WA_AGG_STDDEV_POP, false);
 }
