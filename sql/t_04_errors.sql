@@ -107,3 +107,32 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k',
 RESET ROLE;
 REVOKE USAGE ON SCHEMA windowagg FROM wa_nobody;
 DROP ROLE wa_nobody;
+
+-- a hand-built window with a NULL field is an error, not a crash
+SELECT * FROM windowagg.explain(ARRAY[ROW(NULL, 10, 10, 0)::windowagg.window]);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k', 't',
+    ARRAY[ROW(NULL, 10, 10, 0)::windowagg.window]) AS (k int);
+
+-- arrival_order: no OFFSET or LIMIT, syntax errors shown in the row query
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], arrival_order => 'id OFFSET 1') AS (k int);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], arrival_order => 'id +') AS (k int);
+
+-- arrival_order names the source's columns, even one called like an
+-- internal alias: c1 orders by the table's c1, not by the key
+CREATE TABLE ao (c1 int, k int, t bigint);
+INSERT INTO ao VALUES (1, 9, 10), (2, 1, 200), (3, 5, 20);
+SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ao GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], arrival_order => 'c1')
+  AS (k int, t bigint, wm bigint, arrival bigint);
+
+-- a typmod in the column definition list cannot be honoured
+SELECT * FROM windowagg.aggregate('SELECT k, avg(t) AS a FROM ao GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)])
+  AS (k int, ws bigint, we bigint, a numeric(3,1), pane text, rev bigint);
+
+-- long loops stay cancellable
+SET statement_timeout = '200ms';
+SELECT count(*) FROM windowagg.window_starts(0::bigint, 2000000000, 1);
+RESET statement_timeout;

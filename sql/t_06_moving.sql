@@ -120,3 +120,11 @@ ORDER BY id;
 
 -- a type without a btree ordering is refused with a clear error
 SELECT windowagg.max(point(1, 2));
+
+-- large by-reference values leave the frame safely (the oldest value is
+-- released only after the frame has moved past it)
+SELECT count(*) FILTER (WHERE ours IS DISTINCT FROM theirs) AS mismatches, count(*) AS n
+FROM (SELECT length(windowagg.min(repeat('x', 300000) || i) OVER w) AS ours,
+             length(min(repeat('x', 300000) || i) OVER w) AS theirs
+      FROM generate_series(1, 30) i
+      WINDOW w AS (ORDER BY i ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)) s;

@@ -27,6 +27,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
@@ -46,14 +47,15 @@ static const char *const reserved_names[] = {
 	"window_start", "window_end", "pane", "revision", "updated_at", NULL
 };
 
-static void
-reject(const char *what, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("query %s", what),
-			 hint ? errhint("%s", hint) : 0));
-}
+/*
+ * Reject an unsupported query shape.  A macro, so that each message stays
+ * one literal string (translatable, greppable).
+ */
+#define REJECT_QUERY(msg, hint) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(msg), \
+			 (hint) ? errhint("%s", (const char *) (hint)) : 0))
 
 static bool
 is_integer_type(Oid t)
@@ -155,7 +157,7 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("aggregate %s(%s) is not supported", name,
 						format_type_be(in)),
-				 errdetail("windowagg supports count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types."),
+				 errdetail("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types."),
 				 errhint("Cast the argument, for example %s(x::float8).", name)));
 }
 
@@ -185,7 +187,7 @@ check_key_type(const WaKeyColumn *key)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("GROUP BY key \"%s\" of type %s cannot be used as a window key",
 					key->name, format_type_be(key->typid)),
-			 errdetail("windowagg compares keys bitwise, and equal values of this type can differ in their bits."),
+			 errdetail("Keys are compared bitwise, and equal values of this type can differ in their bits."),
 			 errhint("Cast the key to text or to an integer type.")));
 }
 
@@ -204,33 +206,33 @@ static void
 check_query_shape(Query *q)
 {
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
-		reject("must be a SELECT", NULL);
+		REJECT_QUERY("query must be a SELECT", NULL);
 	if (q->setOperations != NULL)
-		reject("must not use UNION, INTERSECT or EXCEPT", NULL);
+		REJECT_QUERY("query must not use UNION, INTERSECT or EXCEPT", NULL);
 	if (q->cteList != NIL)
-		reject("must not use WITH", "Put the WITH query in a view and aggregate the view.");
+		REJECT_QUERY("query must not use WITH", "Put the WITH query in a view and aggregate the view.");
 	if (q->hasWindowFuncs)
-		reject("must not use window functions", NULL);
+		REJECT_QUERY("query must not use window functions", NULL);
 	if (q->hasTargetSRFs)
-		reject("must not use set-returning functions in the select list", NULL);
+		REJECT_QUERY("query must not use set-returning functions in the select list", NULL);
 	if (q->distinctClause != NIL)
-		reject("must not use DISTINCT", NULL);
+		REJECT_QUERY("query must not use DISTINCT", NULL);
 	if (q->sortClause != NIL)
-		reject("must not use ORDER BY",
+		REJECT_QUERY("query must not use ORDER BY",
 			   "Rows are processed in arrival order; give arrival_order to choose it.");
 	if (q->limitCount != NULL || q->limitOffset != NULL)
-		reject("must not use LIMIT or OFFSET", NULL);
+		REJECT_QUERY("query must not use LIMIT or OFFSET", NULL);
 	if (q->havingQual != NULL)
-		reject("must not use HAVING", "Filter the result rows when you read them.");
+		REJECT_QUERY("query must not use HAVING", "Filter the result rows when you read them.");
 	if (q->groupingSets != NIL)
-		reject("must not use GROUPING SETS, ROLLUP or CUBE", NULL);
+		REJECT_QUERY("query must not use GROUPING SETS, ROLLUP or CUBE", NULL);
 	if (q->rowMarks != NIL)
-		reject("must not use FOR UPDATE or FOR SHARE", NULL);
+		REJECT_QUERY("query must not use FOR UPDATE or FOR SHARE", NULL);
 	if (list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
 		list_length(q->rtable) != 1 ||
 		rt_fetch(1, q->rtable)->rtekind != RTE_RELATION)
-		reject("must read exactly one table or view",
+		REJECT_QUERY("query must read exactly one table or view",
 			   "Join in a view and aggregate the view.");
 }
 
@@ -292,7 +294,10 @@ key_is_plain_integer(WaAggQuery *result, Expr *expr)
 	if (var->varattno <= 0)
 		return false;
 	rel = relation_open(result->relid, AccessShareLock);
-	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull;
+	/* NOT NULL is only enforced on tables of our own (not foreign ones) */
+	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW);
 	relation_close(rel, AccessShareLock);
 	return notnull;
 }
@@ -302,7 +307,8 @@ row_column(Expr *expr, int *resno)
 {
 	char		name[32];
 
-	snprintf(name, sizeof(name), "c%d", *resno);
+	/* a name no arrival_order column can mean: ORDER BY prefers aliases */
+	snprintf(name, sizeof(name), "windowagg column %d", *resno);
 	return makeTargetEntry(expr, (AttrNumber) (*resno)++, pstrdup(name), false);
 }
 
@@ -379,7 +385,7 @@ wa_agg_query_parse(const char *query, const char *event_time,
 			if (tle->ressortgroupref != 0 &&
 				get_sortgroupref_clause_noerr(tle->ressortgroupref,
 											  q->groupClause) != NULL)
-				reject("must list every GROUP BY expression in its select list",
+				REJECT_QUERY("query must list every GROUP BY expression in its select list",
 					   "The keys identify result rows, so they must be output.");
 			continue;
 		}
@@ -417,7 +423,7 @@ wa_agg_query_parse(const char *query, const char *event_time,
 					 errhint("Compute expressions over aggregates when you read the results.")));
 	}
 	if (list_length(q->groupClause) != result->n_keys)
-		reject("must list every GROUP BY expression in its select list exactly once",
+		REJECT_QUERY("query must list every GROUP BY expression in its select list exactly once",
 			   "The keys identify result rows, so they must be output.");
 	result->int_key = key_is_plain_integer(result,
 										   result->n_keys == 1 ? linitial(key_exprs) : NULL);
@@ -437,17 +443,30 @@ wa_agg_query_parse(const char *query, const char *event_time,
 	if (arrival_order != NULL)
 	{
 		List	   *check;
+		SelectStmt *stmt;
 
 		appendStringInfo(&sql, " ORDER BY %s", arrival_order);
-		/* arrival_order is an ORDER BY list: anything else is an error */
+
+		/*
+		 * arrival_order must be an ORDER BY list and nothing more: no second
+		 * statement, no LIMIT/OFFSET/FETCH, no locking clause.  Syntax
+		 * errors point into the row query, shown with the error.
+		 */
+		errcallback.callback = query_error_callback;
+		errcallback.arg = (void *) sql.data;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
 		check = pg_parse_query(sql.data);
-		if (list_length(check) != 1 ||
-			!IsA(((RawStmt *) linitial(check))->stmt, SelectStmt) ||
-			((SelectStmt *) ((RawStmt *) linitial(check))->stmt)->limitCount != NULL ||
-			((SelectStmt *) ((RawStmt *) linitial(check))->stmt)->lockingClause != NIL)
+		error_context_stack = errcallback.previous;
+		stmt = list_length(check) == 1 &&
+			IsA(((RawStmt *) linitial(check))->stmt, SelectStmt) ?
+			(SelectStmt *) ((RawStmt *) linitial(check))->stmt : NULL;
+		if (stmt == NULL || stmt->limitCount != NULL ||
+			stmt->limitOffset != NULL || stmt->lockingClause != NIL)
 			ereport(ERROR,
 					(errcode(ERRCODE_SYNTAX_ERROR),
-					 errmsg("arrival_order must be a list of ORDER BY expressions")));
+					 errmsg("arrival_order must be a list of ORDER BY expressions"),
+					 errhint("For example 'id' or 'received_at, id'.")));
 	}
 	result->row_query = sql.data;
 	return result;

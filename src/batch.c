@@ -91,6 +91,8 @@ emit_pane(void *arg, const wa_pane *pane)
 	MemoryContext old = MemoryContextSwitchTo(run->row_context);
 	int			col = 0;
 
+	/* one event can fire millions of windows: stay cancellable */
+	CHECK_FOR_INTERRUPTS();
 	if (run->want_dropped)
 	{
 		MemoryContextSwitchTo(old);
@@ -274,8 +276,15 @@ check_expected_desc(TupleDesc expected, TupleDesc ours, const char *fname)
 	StringInfoData list;
 
 	for (int i = 0; ok && i < ours->natts; i++)
-		if (TupleDescAttr(expected, i)->atttypid != TupleDescAttr(ours, i)->atttypid)
+	{
+		Form_pg_attribute e = TupleDescAttr(expected, i);
+		Form_pg_attribute o = TupleDescAttr(ours, i);
+
+		/* a declared typmod (numeric(3,1)...) would not be enforced */
+		if (e->atttypid != o->atttypid ||
+			(e->atttypmod >= 0 && e->atttypmod != o->atttypmod))
 			ok = false;
+	}
 	if (ok)
 		return;
 

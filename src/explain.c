@@ -158,8 +158,9 @@ wa_explain(PG_FUNCTION_ARGS)
 	 * window must start where the first one does, modulo its slide.
 	 */
 	for (int i = 0; i < windows.n_windows; i++)
-		if (wa_floor_mod(windows.windows[i].origin - windows.windows[0].origin,
-						 windows.windows[i].slide) != 0)
+		if (wa_tick_floor_mod((wa_tick) windows.windows[i].origin -
+							  windows.windows[0].origin,
+							  windows.windows[i].slide) != 0)
 			aligned = false;
 
 	ranges = palloc(sizeof(int64) * windows.n_windows);
@@ -180,6 +181,22 @@ wa_explain(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot plan these windows: %s", problem)));
+	else
+	{
+		/* the planner mallocs: move its nodes into palloc'd memory at once */
+		wa_plan	copy = plan;
+		wa_plan_node *nodes = palloc(sizeof(wa_plan_node) * plan.n_nodes);
+
+		memcpy(nodes, plan.nodes, sizeof(wa_plan_node) * plan.n_nodes);
+		wa_plan_free(&plan);	/* clears the struct: restore the totals */
+		plan = copy;
+		plan.nodes = nodes;
+	}
+	if ((wa_tick) plan.period * g > PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the windows' common period is too long to plan"),
+				 errdetail("The least common multiple of the window sizes exceeds the range of bigint.")));
 	if (!aligned)
 	{
 		/* no coverage between misaligned windows: each from the slices */
@@ -209,6 +226,5 @@ wa_explain(PG_FUNCTION_ARGS)
 	emit_line(&out, psprintf("Every window from raw events: %.0f", plan.raw_cost));
 	if (!aligned)
 		emit_line(&out, "Windows start at different origins: each is computed from slices.");
-	wa_plan_free(&plan);
 	return (Datum) 0;
 }

@@ -469,8 +469,15 @@ wa_moving_minvfunc(PG_FUNCTION_ARGS)
 	if (wa_fifo_length(&state->fifo) == 0)
 		elog(ERROR, "windowagg inverse transition called on an empty frame");
 	if (state->holds_datums)
-		minmax_release(state, wa_fifo_oldest(&state->fifo));
-	wa_fifo_pop(&state->fifo);
+	{
+		/* pop first: popping may flip, which compares the oldest value */
+		MinMaxElem	oldest = *(const MinMaxElem *) wa_fifo_oldest(&state->fifo);
+
+		wa_fifo_pop(&state->fifo);
+		minmax_release(state, &oldest);
+	}
+	else
+		wa_fifo_pop(&state->fifo);
 	PG_RETURN_POINTER(state);
 }
 

@@ -48,11 +48,14 @@ wa_interval_to_ticks(Interval *iv, const char *argname, bool allow_zero)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("%s is out of range", argname)));
-	if (ticks < 0 || (ticks == 0 && !allow_zero))
+	if (ticks < 0 && allow_zero)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be %s", argname,
-						allow_zero ? "zero or positive" : "positive")));
+				 errmsg("%s must be zero or positive", argname)));
+	if (ticks <= 0 && !allow_zero)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be positive", argname)));
 	return ticks;
 }
 

@@ -18,6 +18,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -128,8 +129,12 @@ window_starts(FunctionCallInfo fcinfo, int64 t, int64 size, int64 slide,
 	first = last - ((last - ((wa_tick) t - size + 1)) / slide) * slide;
 	for (wa_tick w = first; w <= last; w += slide)
 	{
-		Datum		value = wa_ticks_to_datum(w, typid, "window start");
+		Datum		value;
 		bool		isnull = false;
+
+		/* size / slide can be huge: stay cancellable */
+		CHECK_FOR_INTERRUPTS();
+		value = wa_ticks_to_datum(w, typid, "window start");
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value,
 							 &isnull);
@@ -216,6 +221,7 @@ wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
 	{
 		HeapTupleHeader tup;
 		bool		isnull;
+		Datum		d_datum;
 		char	   *domain;
 		WaTimeDomain d;
 		wa_window  *w = &set->windows[i];
@@ -225,11 +231,12 @@ wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("windows must not contain nulls")));
 		tup = DatumGetHeapTupleHeader(elems[i]);
-		domain = TextDatumGetCString(GetAttributeByNum(tup, 1, &isnull));
+		d_datum = GetAttributeByNum(tup, 1, &isnull);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("window time_domain must not be null")));
+		domain = TextDatumGetCString(d_datum);
 		if (strcmp(domain, "interval") == 0)
 			d = WA_TIME_TIMESTAMP;
 		else if (strcmp(domain, "integer") == 0)
