@@ -130,6 +130,10 @@ extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,
 								bool *isnull);
 extern void wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out);
 
+/* ---------- GUCs (windowagg.c) ---------- */
+
+extern int	wa_result_memory_kb;
+
 /* ---------- engine memory (engine_alloc.c) ---------- */
 
 extern void wa_engine_allocator_init(wa_allocator *allocator,
