@@ -45,7 +45,11 @@ ALTER TABLE ev_a RENAME COLUMN t TO ewt;
 
 SELECT * FROM check_shape(10, 10, 0);
 SELECT * FROM check_shape(60, 10, 0);
+-- a result larger than windowagg.result_memory spills to a temporary file
+SHOW windowagg.result_memory;
+SET windowagg.result_memory = '64kB';
 SELECT * FROM check_shape(60, 1, 0);
+RESET windowagg.result_memory;
 SELECT * FROM check_shape(7, 7, 3);
 SELECT * FROM check_shape(1000, 999, 0);
 SELECT * FROM check_shape(25, 10, -4);
