@@ -49,6 +49,7 @@
  *-------------------------------------------------------------------------
  */
 #include "wa_planner.h"
+#include "wa_time.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -147,19 +148,6 @@ wa_recurrence(int64_t period, int64_t r, int64_t s)
  * Algorithm 1
  * ----------------------------------------------------------------
  */
-
-static int64_t
-gcd64(int64_t a, int64_t b)
-{
-	while (b != 0)
-	{
-		int64_t		t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 /* Can child be computed from parent under the plan's mode? */
 static bool
@@ -581,7 +569,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 
 		if (ranges[i] <= 0 || slides[i] <= 0)
 			return "window range and slide must be positive";
-		a = ctx.period / gcd64(ctx.period, ranges[i]);
+		a = ctx.period / wa_gcd(ctx.period, ranges[i]);
 		if (a > INT64_MAX / ranges[i])
 			return "period (lcm of the window ranges) overflows int64";
 		ctx.period = a * ranges[i];

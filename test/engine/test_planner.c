@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "wa_planner.h"
+#include "wa_time.h"
 
 typedef void (*planner_check_fn) (bool ok, const char *name,
 								  const char *fmt,...)
@@ -63,19 +64,6 @@ static int64_t
 rand_between(uint64_t *state, int64_t lo, int64_t hi)
 {
 	return lo + (int64_t) (next_rand(state) % (uint64_t) (hi - lo + 1));
-}
-
-static int64_t
-gcd64(int64_t a, int64_t b)
-{
-	while (b != 0)
-	{
-		int64_t		t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
 }
 
 static wa_plan_options
@@ -345,7 +333,7 @@ plan_is_sound(const wa_plan *p, const int64_t *ranges, const int64_t *slides,
 	int64_t		period = 1;
 
 	for (int i = 0; i < n; i++)
-		period = period / gcd64(period, ranges[i]) * ranges[i];
+		period = period / wa_gcd(period, ranges[i]) * ranges[i];
 	if (p->n_requested != n || p->n_nodes < n || p->period != period)
 	{
 		snprintf(why, len, "%d requested of %d nodes, period %" PRId64
@@ -589,7 +577,7 @@ test_example8(void)
 {
 	static const int64_t r[] = {20, 30, 40, 0};
 	int64_t		set[4];
-	int64_t		d = gcd64(gcd64(r[0], r[1]), r[2]);
+	int64_t		d = wa_gcd(wa_gcd(r[0], r[1]), r[2]);
 	int64_t		cands[8];
 	int			nc = 0;
 	static const double expected[] = {246, 174, 150};
