@@ -16,20 +16,6 @@ VACUUM ANALYZE series;
 -- read the table once so the first timed query does not pay for caching it
 SELECT count(*) FROM series \g /dev/null
 
-CREATE FUNCTION timed(q text, runs int) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    t0 timestamptz;
-    best float8 := 'infinity';
-BEGIN
-    FOR i IN 1 .. runs LOOP
-        t0 := clock_timestamp();
-        EXECUTE q;
-        best := least(best, extract(epoch FROM clock_timestamp() - t0));
-    END LOOP;
-    RETURN best;
-END
-$$;
-
 CREATE FUNCTION frame_query(expr text, w int) RETURNS text LANGUAGE sql
 RETURN format('SELECT sum(v) FROM (SELECT %s OVER (PARTITION BY k ORDER BY t ROWS BETWEEN %s PRECEDING AND CURRENT ROW) AS v FROM series) s',
               expr, w);

@@ -5,12 +5,7 @@
 # in 10 partitions).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-bash test/setup-debian.sh
-source test/throwaway-server.sh
-make -s PG_CONFIG="$TS_PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$TS_PG_CONFIG" install >/dev/null
+source "$(dirname "$0")/../prepare.sh"
 
 throwaway_start "shared_buffers = '1GB'" "work_mem = '256MB'"
-ts_psql -v rows="${ROWS:-1000000}" -f - < bench/moving/bench.sql
+bench_psql bench/moving/bench.sql -v rows="${ROWS:-1000000}"

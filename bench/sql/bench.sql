@@ -26,21 +26,9 @@ CREATE TABLE hop_events AS SELECT * FROM events WHERE id <= :hop_events;
 VACUUM ANALYZE events;
 VACUUM ANALYZE hop_events;
 
--- seconds to run a query and discard its rows (best of two runs)
-CREATE FUNCTION timed(q text, runs int DEFAULT 3) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    t0 timestamptz;
-    best float8 := 'infinity';
-BEGIN
-    FOR i IN 1 .. runs LOOP
-        t0 := clock_timestamp();
-        EXECUTE 'SELECT count(*) FROM (' || q || ') x';
-        best := least(best, extract(epoch FROM clock_timestamp() - t0));
-    END LOOP;
-    RETURN best;
-END
-$$;
-
+-- seconds to run a query and discard its rows (timed() is bench/timed.sql)
+CREATE FUNCTION timed_rows(q text, runs int DEFAULT 3) RETURNS float8 LANGUAGE sql
+RETURN timed('SELECT count(*) FROM (' || q || ') x', runs);
 CREATE FUNCTION report(name text, n bigint, wa float8, plain float8) RETURNS text
 LANGUAGE sql RETURN format('case=%s events=%s work_mem=%s windowagg_s=%s plain_s=%s ratio=%s',
                            name, n, current_setting('work_mem'), round(wa::numeric, 3),
@@ -52,23 +40,23 @@ BEGIN
 
     -- tumbling 1 hour: windowagg vs GROUP BY date_bin
     RETURN NEXT report('tumbling_1h', (SELECT count(*) FROM events),
-        timed($q$SELECT * FROM windowagg.aggregate(
+        timed_rows($q$SELECT * FROM windowagg.aggregate(
                   'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM events GROUP BY k',
                   'ts', ARRAY[windowagg.tumbling('1 hour')], bound => '5 s')
                 AS (k int, ws timestamptz, we timestamptz, n bigint, s float8, lo float8,
                     hi float8, pane text, rev bigint)$q$),
-        timed($q$SELECT k, date_bin('1 hour', ts, timestamptz '1970-01-01+00'), count(*), sum(v),
+        timed_rows($q$SELECT k, date_bin('1 hour', ts, timestamptz '1970-01-01+00'), count(*), sum(v),
                       min(v), max(v)
                  FROM events GROUP BY 1, 2$q$));
 
     -- hopping 60 min every 1 min: windowagg vs a generate_series join
     RETURN NEXT report('hopping_60m_1m', (SELECT count(*) FROM hop_events),
-        timed($q$SELECT * FROM windowagg.aggregate(
+        timed_rows($q$SELECT * FROM windowagg.aggregate(
                   'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM hop_events GROUP BY k',
                   'ts', ARRAY[windowagg.hopping('60 min', '1 min')], bound => '5 s')
                 AS (k int, ws timestamptz, we timestamptz, n bigint, s float8, lo float8,
                     hi float8, pane text, rev bigint)$q$),
-        timed($q$SELECT k, ws, count(*), sum(v), min(v), max(v)
+        timed_rows($q$SELECT k, ws, count(*), sum(v), min(v), max(v)
                  FROM hop_events,
                       generate_series(date_bin('1 min', ts, timestamptz '1970-01-01+00') - interval '59 min',
                                       date_bin('1 min', ts, timestamptz '1970-01-01+00'),

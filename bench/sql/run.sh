@@ -3,17 +3,13 @@
 # throwaway server, in the same run.  Prints one line per case with both
 # times and the ratio (plain time / windowagg time; above 1 means
 # windowagg is faster), under the default work_mem (4MB) and under 256MB,
-# which lets the plain GROUP BY hash everything in memory.  EVENTS=... scales the tumbling table (default
-# 10,000,000); HOP_EVENTS=... the hopping subset (default 1,000,000).
+# which lets the plain GROUP BY hash everything in memory.  EVENTS=...
+# scales the tumbling table (default 10,000,000); HOP_EVENTS=... the
+# hopping subset (default 1,000,000).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-bash test/setup-debian.sh
-source test/throwaway-server.sh
-make -s PG_CONFIG="$TS_PG_CONFIG" >/dev/null
-make -s PG_CONFIG="$TS_PG_CONFIG" install >/dev/null
+source "$(dirname "$0")/../prepare.sh"
 
 throwaway_start "shared_buffers = '2GB'" "max_wal_size = '4GB'" "synchronous_commit = off"
-ts_psql -v events="${EVENTS:-10000000}" -v hop_events="${HOP_EVENTS:-1000000}" \
-    -f - < bench/sql/bench.sql
+bench_psql bench/sql/bench.sql -v events="${EVENTS:-10000000}" \
+    -v hop_events="${HOP_EVENTS:-1000000}"
