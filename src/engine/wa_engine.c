@@ -27,12 +27,28 @@
  * record heap orders them by closing time so that a dirty window is emitted
  * before its slices can expire.
  *
+ * Checkpoints.  A key that receives an event joins the dirty_keys array
+ * (it stores its index there, so that a freed key leaves by a swap with the
+ * last entry) and widens its range [dirty_lo, dirty_hi] of changed slices;
+ * a checkpoint reports the live slices of each dirty key in its range and
+ * empties the array.  Events arrive nearly in order, so the range of a key
+ * is a few slices.  Slices leave only by expiring below expire_limit, and
+ * every key whose first slice expired has been visited (its deadline is at
+ * most that expiry), so no live slice lies below expire_limit: the bound a
+ * checkpoint hands out for deleting persisted slices.
+ *
+ * A restore needs only the watermark and the slices: every threshold is a
+ * function of the watermark, a key's fired_end can be the global one
+ * (windows between the two hold no data of the key, or it would have been
+ * due), and deadlines follow from the slices.
+ *
  * src/engine/wa_engine.c
  *
  *-------------------------------------------------------------------------
  */
 #include "wa_engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "wa_hashtab.h"
@@ -67,6 +83,9 @@ typedef struct keystate
 	wa_tick		fired_end;		/* windows ending at or before: handled */
 	wa_slices	slices;
 	wa_twostack *stacks;		/* one per overlapping spec, or NULL */
+	int64_t		dirty_pos;		/* index in dirty_keys, or -1 */
+	int64_t		dirty_lo;		/* slices changed since the last */
+	int64_t		dirty_hi;		/* checkpoint lie in [dirty_lo, dirty_hi] */
 } keystate;
 
 typedef struct late_window
@@ -134,6 +153,9 @@ struct wa_engine
 	late_window **dirty;
 	int64_t		n_dirty;
 	int64_t		dirty_capacity;
+	keystate  **dirty_keys;		/* keys changed since the last checkpoint */
+	int64_t		n_dirty_keys;
+	int64_t		dirty_keys_capacity;
 
 	wa_stats	stats;
 };
@@ -442,6 +464,7 @@ key_lookup_or_create(wa_engine *e, const wa_key *key)
 	k->node.pos = -1;
 	k->node.deadline = WA_TICK_MAX;
 	k->fired_end = e->fired_end;
+	k->dirty_pos = -1;
 	if (e->byte_keys)
 	{
 		k->len = key->len;
@@ -470,11 +493,54 @@ key_free_state(wa_engine *e, keystate *k)
 	}
 }
 
+/* Record that slice s of key k changed, for the next checkpoint. */
+static inline void
+key_mark_dirty(wa_engine *e, keystate *k, int64_t s)
+{
+	if (k->dirty_pos >= 0)
+	{
+		if (s < k->dirty_lo)
+			k->dirty_lo = s;
+		else if (s > k->dirty_hi)
+			k->dirty_hi = s;
+		return;
+	}
+	if (e->n_dirty_keys == e->dirty_keys_capacity)
+	{
+		int64_t		capacity = e->dirty_keys_capacity ?
+			e->dirty_keys_capacity * 2 : 64;
+
+		e->dirty_keys = e->dirty_keys == NULL ?
+			wa_mem_alloc(&e->mem, capacity * sizeof(keystate *)) :
+			wa_mem_realloc(&e->mem, e->dirty_keys,
+						   e->dirty_keys_capacity * sizeof(keystate *),
+						   capacity * sizeof(keystate *));
+		e->dirty_keys_capacity = capacity;
+	}
+	k->dirty_pos = e->n_dirty_keys;
+	k->dirty_lo = k->dirty_hi = s;
+	e->dirty_keys[e->n_dirty_keys++] = k;
+}
+
+/* Take a key off dirty_keys: its last entry moves into its place. */
+static void
+key_unmark_dirty(wa_engine *e, keystate *k)
+{
+	keystate   *last = e->dirty_keys[--e->n_dirty_keys];
+
+	e->dirty_keys[k->dirty_pos] = last;
+	last->dirty_pos = k->dirty_pos;
+	k->dirty_pos = -1;
+}
+
 static void
 key_free(wa_engine *e, keystate *k)
 {
 	if (k->node.pos >= 0)
 		wa_heap_remove(&e->key_deadlines, &k->node);
+	/* its changed slices have all expired: nothing left to checkpoint */
+	if (k->dirty_pos >= 0)
+		key_unmark_dirty(e, k);
 	wa_hashtab_remove(&e->keys, k->hash, k);
 	key_free_state(e, k);
 	if (e->byte_keys)
@@ -870,6 +936,10 @@ wa_engine_flush(wa_engine *e)
 	wa_mem_free(&e->mem, e->dirty, e->dirty_capacity * sizeof(late_window *));
 	e->dirty = NULL;
 	e->dirty_capacity = 0;
+	wa_mem_free(&e->mem, e->dirty_keys,
+				e->dirty_keys_capacity * sizeof(keystate *));
+	e->dirty_keys = NULL;
+	e->dirty_keys_capacity = 0;
 }
 
 /* ---------- ingest ---------- */
@@ -969,6 +1039,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	else
 		acc = wa_slices_acc(&k->slices, e->stride, pos);
 	wa_acc_update(&e->layout, acc, values);
+	key_mark_dirty(e, k, s);
 	if (k->stacks != NULL)
 	{
 		/* a late event may change a slice a cached window covers */
@@ -1033,6 +1104,212 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	return all_accept ? WA_INGEST_ACCEPTED : WA_INGEST_PARTIAL;
 }
 
+/* ---------- checkpoint and restore ---------- */
+
+void
+wa_engine_checkpoint(wa_engine *e, wa_save_slice_fn save, void *arg,
+					 int64_t *expire_below, wa_time_state *time)
+{
+	for (int64_t i = 0; i < e->n_dirty_keys; i++)
+	{
+		keystate   *k = e->dirty_keys[i];
+		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride,
+												k->dirty_lo);
+		wa_key		key;
+
+		pane_key(e, k, &key);
+		for (; pos < k->slices.count; pos++)
+		{
+			int64_t		s = wa_slices_index(&k->slices, e->stride, pos);
+
+			if (s > k->dirty_hi)
+				break;
+			save(arg, &key, s, wa_slices_acc(&k->slices, e->stride, pos),
+				 e->layout.acc_size);
+		}
+		k->dirty_pos = -1;
+	}
+	e->n_dirty_keys = 0;
+
+	/*
+	 * No live slice lies below expire_limit (see the file header).  The
+	 * limit is a wa_tick: before the first event it lies far below
+	 * INT64_MIN, where INT64_MIN does as well; once it passes INT64_MAX no
+	 * slice can be live at all, and INT64_MAX is the closest bound.
+	 */
+	if (e->expire_limit < INT64_MIN)
+		*expire_below = INT64_MIN;
+	else if (e->expire_limit > INT64_MAX)
+		*expire_below = INT64_MAX;
+	else
+		*expire_below = (int64_t) e->expire_limit;
+
+	time->max_ts = e->max_ts;
+	time->seen_event = e->seen_event;
+	time->wm = e->wm;
+}
+
+void
+wa_engine_restore_time(wa_engine *e, const wa_time_state *time)
+{
+	e->max_ts = time->max_ts;
+	e->seen_event = time->seen_event;
+	/* every threshold is a function of the watermark alone */
+	if (time->wm > e->wm)
+		set_watermark(e, time->wm);
+}
+
+void
+wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
+						const void *acc, uint32_t acc_size)
+{
+	keystate   *k;
+	void	   *dst;
+
+	/*
+	 * A slice below expire_limit has expired by the restored watermark (a
+	 * leftover the caller's delete could not express, see the header).
+	 */
+	if (acc_size != e->layout.acc_size || (wa_tick) slice < e->expire_limit)
+		return;
+
+	/* append; restore_done sorts the keys that came out of order */
+	k = key_lookup_or_create(e, key);
+	dst = wa_slices_insert(&k->slices, &e->mem, e->stride, k->slices.count,
+						   slice);
+	memcpy(dst, acc, acc_size);
+	e->stats.n_slices++;
+}
+
+static int
+slice_entry_cmp(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a;
+	int64_t		y = *(const int64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort a restored key's slices, dropping repeats of one slice. */
+static void
+key_sort_slices(wa_engine *e, keystate *k)
+{
+	wa_slices  *sl = &k->slices;
+	uint32_t	n = 0;
+	bool		sorted = true;
+
+	for (uint32_t i = 1; i < sl->count && sorted; i++)
+		sorted = wa_slices_index(sl, e->stride, i - 1) <
+			wa_slices_index(sl, e->stride, i);
+	if (sorted)
+		return;
+	qsort(wa_slices_entry(sl, e->stride, 0), sl->count, e->stride,
+		  slice_entry_cmp);
+	for (uint32_t i = 0; i < sl->count; i++)
+	{
+		if (n > 0 && wa_slices_index(sl, e->stride, i) ==
+			wa_slices_index(sl, e->stride, n - 1))
+			continue;
+		if (i != n)
+			memcpy(wa_slices_entry(sl, e->stride, n),
+				   wa_slices_entry(sl, e->stride, i), e->stride);
+		n++;
+	}
+	e->stats.n_slices -= sl->count - n;
+	sl->count = n;
+}
+
+void
+wa_engine_restore_done(wa_engine *e)
+{
+	for (uint64_t i = 0; i <= e->keys.mask; i++)
+	{
+		keystate   *k = e->keys.slots[i].ptr;
+
+		if (k == NULL)
+			continue;
+		key_sort_slices(e, k);
+
+		/*
+		 * The checkpointed key's fired_end may have lagged the global one,
+		 * but only over windows without its data; and nothing is due, since
+		 * every slice is live and every window with data is unfired.
+		 */
+		k->fired_end = e->fired_end;
+		key_reschedule(e, k);
+	}
+}
+
+/* ---------- live view ---------- */
+
+/*
+ * The unfired windows of spec j of key k that hold data, in start order:
+ * like fire_windows, from the first window ending after fired_end, jumping
+ * over empty stretches.  Reads only.
+ */
+static void
+live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
+			 void *arg, void *scratch, wa_result *results)
+{
+	const spec *sp = &e->specs[j];
+	const wa_slices *sl = &k->slices;
+	wa_tick		ws = align_up(sp, e->fired_end - sp->size_s + 1);
+	uint32_t	pos = wa_slices_lower_bound(sl, e->stride, ws);
+	wa_pane		pane;
+
+	pane_key(e, k, &pane.key);
+	pane.window = j;
+	pane.kind = WA_PANE_ON_TIME;
+	pane.revision = 0;
+	pane.results = results;
+	pane.acc = scratch;
+	while (pos < sl->count)
+	{
+		wa_tick		first = wa_slices_index(sl, e->stride, pos);
+		wa_tick		we = ws + sp->size_s;
+
+		if (first >= we)
+		{
+			/* empty window: jump to the first window holding that slice */
+			ws = align_up(sp, first - sp->size_s + 1);
+			continue;
+		}
+		wa_acc_init(&e->layout, scratch);
+		for (uint32_t p = pos;
+			 p < sl->count && wa_slices_index(sl, e->stride, p) < we; p++)
+			wa_acc_merge(&e->layout, scratch,
+						 wa_slices_acc(sl, e->stride, p));
+		wa_acc_finalize(&e->layout, scratch, results);
+		pane.start = slice_tick(e, ws);
+		pane.end = slice_tick(e, we);
+		fn(arg, &pane);
+
+		ws += sp->slide_s;
+		while (pos < sl->count && wa_slices_index(sl, e->stride, pos) < ws)
+			pos++;
+	}
+}
+
+void
+wa_engine_live(const wa_engine *e, wa_emit_fn fn, void *arg, void *scratch,
+			   wa_result *results)
+{
+	/*
+	 * Windows ending at or before the global fired_end have fired, even for
+	 * a key whose own fired_end lags: those in between hold none of its
+	 * data.
+	 */
+	for (uint64_t i = 0; i <= e->keys.mask; i++)
+	{
+		const keystate *k = e->keys.slots[i].ptr;
+
+		if (k == NULL)
+			continue;
+		for (int j = 0; j < e->n_windows; j++)
+			live_windows(e, k, j, fn, arg, scratch, results);
+	}
+}
+
 /* ---------- teardown and accessors ---------- */
 
 void
@@ -1068,6 +1345,8 @@ wa_engine_destroy(wa_engine *e)
 	wa_heap_destroy(&e->key_deadlines, &e->mem);
 	wa_heap_destroy(&e->late_deadlines, &e->mem);
 	wa_mem_free(&e->mem, e->dirty, e->dirty_capacity * sizeof(late_window *));
+	wa_mem_free(&e->mem, e->dirty_keys,
+				e->dirty_keys_capacity * sizeof(keystate *));
 	wa_mem_free(&e->mem, e->results, sizeof(wa_result) * (e->layout.n_aggs + 1));
 	wa_mem_free(&e->mem, e->scratch, e->layout.acc_size);
 	wa_mem_free(&e->mem, e->offsets, sizeof(uint32_t) * (e->layout.n_aggs + 1));
@@ -1082,6 +1361,12 @@ int64_t
 wa_engine_slice_width(const wa_engine *e)
 {
 	return e->g;
+}
+
+uint32_t
+wa_engine_acc_size(const wa_engine *e)
+{
+	return e->layout.acc_size;
 }
 
 wa_tick

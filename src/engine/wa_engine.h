@@ -31,6 +31,17 @@
  * keys wait in a min-heap ordered by their next deadline (next window end
  * or next slice expiry), so keys with nothing due are never visited.
  *
+ * Checkpoints.  The state that cannot be recomputed is the (key, slice)
+ * accumulators and the time state (max event time, watermark); everything
+ * else (key deadlines, two-stack caches, ...) is derived from them.  A
+ * checkpoint reports only the accumulators changed since the previous one,
+ * plus a slice number below which every persisted slice can be deleted, so
+ * that its cost follows the stream, not the size of the state.  A restore
+ * rebuilds an engine that continues as the checkpointed one would, except
+ * for revision numbers of late panes and the statistics (see
+ * wa_engine_restore_time).  A read-only live view reports the windows that
+ * have not fired yet, with their current values.
+ *
  * The engine knows nothing of PostgreSQL.  Memory comes from a caller-given
  * allocator, output goes to a caller-given callback.
  *
@@ -147,8 +158,11 @@ extern const char *wa_config_check(const wa_config *config);
 extern wa_engine *wa_engine_create(const wa_config *config);
 extern void wa_engine_destroy(wa_engine *engine);
 
-/* Slice width g in ticks, and the tick that slice 0 starts at. */
+/* Slice width g in ticks. */
 extern int64_t wa_engine_slice_width(const wa_engine *engine);
+
+/* Bytes of one slice accumulator (as passed to save and restore below). */
+extern uint32_t wa_engine_acc_size(const wa_engine *engine);
 
 /*
  * Ingest one event in arrival order: update its slice, mark late windows
@@ -174,6 +188,96 @@ extern void wa_engine_advance(wa_engine *engine, wa_tick wm);
  * created (wa_stats.mem_bytes), and every later event is dropped.
  */
 extern void wa_engine_flush(wa_engine *engine);
+
+/*
+ * Time state that a checkpoint must persist (besides the slices).  wm is a
+ * 128-bit tick: it is WA_TICK_MIN until the first event or advance and
+ * WA_TICK_MAX after a flush, and max_ts - bound can fall below INT64_MIN.
+ * max_ts means nothing while seen_event is false.
+ */
+typedef struct wa_time_state
+{
+	int64_t		max_ts;			/* max event time seen */
+	bool		seen_event;
+	wa_tick		wm;				/* watermark */
+} wa_time_state;
+
+typedef void (*wa_save_slice_fn) (void *arg, const wa_key *key,
+								  int64_t slice, const void *acc,
+								  uint32_t acc_size);
+
+/*
+ * Report every (key, slice) accumulator changed since the previous call
+ * (or since creation or restore) that is still live, through save(); then
+ * forget the changes.  The cost is proportional to what changed: the keys
+ * that received events, and per key the live slices between the lowest and
+ * the highest one it changed (a few, since events arrive nearly in order).
+ * A slice that changed and then expired is not reported.
+ *
+ * *expire_below receives a slice number such that every live slice has an
+ * index >= it and every slice below it has expired: the caller deletes its
+ * persisted slices with slice < *expire_below.  (It stops at INT64_MAX,
+ * so a persisted slice numbered INT64_MAX may survive the delete after it
+ * expired; wa_engine_restore_slice ignores it, as it ignores every slice
+ * that has expired by the restored watermark.)  *time receives the time
+ * state.
+ *
+ * Take the checkpoint right after wa_engine_emit_late: late panes still
+ * pending (windows dirtied since the last emit_late) are not part of the
+ * checkpoint, and a restored engine would never emit them.  save() must
+ * not call into the engine; key and acc are valid only during the call.
+ */
+extern void wa_engine_checkpoint(wa_engine *engine, wa_save_slice_fn save,
+								 void *arg, int64_t *expire_below,
+								 wa_time_state *time);
+
+/*
+ * Restore a checkpoint into a freshly created engine (same configuration,
+ * no event ingested, no advance): wa_engine_restore_time first, then
+ * wa_engine_restore_slice for every persisted slice, in any order, each
+ * (key, slice) once (of repeats, one is kept), then wa_engine_restore_done,
+ * before any other call.
+ * acc_size must be wa_engine_acc_size() (a slice of another size is
+ * ignored).  Restored slices are not "changed": the next checkpoint reports
+ * only what changes after the restore.
+ *
+ * Afterwards the engine behaves as the checkpointed one would for every
+ * later ingest, emit_late, advance and flush: the same ingest results and
+ * watermarks, and the same panes with the same values (floats up to
+ * rounding, since merge caches start empty), though panes emitted by one
+ * call may come in another order.  Windows that fired before the
+ * checkpoint do not fire again; windows that had not fired fire as usual.
+ * Two exceptions:
+ *
+ *	- Revision counts of late panes are not persisted.  After a restore the
+ *	  first late pane of a window that already held data reports revision 2
+ *	  (1 if its only data is the late event), whatever the window had
+ *	  emitted before; later ones count on from there.
+ *	- Statistics restart from zero, except n_keys, n_slices and the memory
+ *	  figures, which describe the restored state (n_late_windows counts
+ *	  the windows refined since the restore).
+ */
+extern void wa_engine_restore_time(wa_engine *engine,
+								   const wa_time_state *time);
+extern void wa_engine_restore_slice(wa_engine *engine, const wa_key *key,
+									int64_t slice, const void *acc,
+									uint32_t acc_size);
+/* After the last slice: rebuild key deadlines and per-key firing state. */
+extern void wa_engine_restore_done(wa_engine *engine);
+
+/*
+ * Call fn for every window that holds data and has not fired yet (its end
+ * is above the watermark), with its current merged value: kind
+ * WA_PANE_ON_TIME, revision 0.  Windows whose data all came late are not
+ * included (they count as fired).  Reads the engine without modifying it
+ * in any way (no statistics, no caches), so it may run in another process
+ * while the owner holds a lock that excludes writers.  scratch must hold
+ * wa_engine_acc_size() bytes and results one wa_result per aggregate; the
+ * pane points into both.  The order is unspecified but is the same for
+ * the same engine state.
+ */
+extern void wa_engine_live(const wa_engine *engine, wa_emit_fn fn, void *arg,
+						   void *scratch, wa_result *results);
 
 extern wa_tick wa_engine_watermark(const wa_engine *engine);
 extern void wa_engine_get_stats(const wa_engine *engine, wa_stats *stats);
