@@ -25,6 +25,17 @@ REGRESS      = $(sort $(basename $(notdir $(wildcard sql/t_*.sql))))
 REGRESS_OPTS = --temp-config=$(srcdir)/test/windowagg.conf \
                --temp-instance=./tmp_check --load-extension=$(EXTENSION)
 
+# isolation specs (concurrent writers), on a throwaway server of their own
+ISOLATION      = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --outputdir=./output_iso \
+                 --temp-config=$(srcdir)/test/windowagg.conf \
+                 --temp-instance=./tmp_check_iso --load-extension=$(EXTENSION)
+
+# TAP tests (server restarts, several servers), with PostgreSQL's own
+# PostgreSQL::Test::Cluster
+TAP_TESTS   = 1
+PROVE_TESTS = test/t/*.pl
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -31,6 +31,7 @@
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -272,34 +273,38 @@ resolve_event_time(WaAggQuery *result, const char *event_time,
 	*event_var = makeVar(1, attnum, typid, typmod, collid, 0);
 }
 
+/* Is the key a plain column that NOT NULL guards (on a real table)? */
+static bool
+key_is_not_null_column(WaAggQuery *result, Expr *expr)
+{
+	Relation	rel;
+	Var		   *var;
+	bool		notnull;
+
+	if (!IsA(expr, Var) || ((Var *) expr)->varattno <= 0)
+		return false;
+	var = (Var *) expr;
+	rel = relation_open(result->relid, AccessShareLock);
+	/* NOT NULL is only enforced on tables of our own (not foreign ones) */
+	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW ||
+		 rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE);
+	relation_close(rel, AccessShareLock);
+	return notnull;
+}
+
 /*
  * Can the single key travel as an int64?  smallint and integer keys always
  * can (NULL maps to a value outside their range); bigint keys only when
  * the column is NOT NULL, since every int64 is then a possible value.
  */
 static bool
-key_is_plain_integer(WaAggQuery *result, Expr *expr)
+key_is_plain_integer(WaAggQuery *result)
 {
-	Relation	rel;
-	bool		notnull;
-	Var		   *var;
-
 	if (result->n_keys != 1 || !is_integer_type(result->keys[0].typid))
 		return false;
-	if (result->keys[0].typid != INT8OID)
-		return true;
-	if (!IsA(expr, Var))
-		return false;
-	var = (Var *) expr;
-	if (var->varattno <= 0)
-		return false;
-	rel = relation_open(result->relid, AccessShareLock);
-	/* NOT NULL is only enforced on tables of our own (not foreign ones) */
-	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull &&
-		(rel->rd_rel->relkind == RELKIND_RELATION ||
-		 rel->rd_rel->relkind == RELKIND_MATVIEW);
-	relation_close(rel, AccessShareLock);
-	return notnull;
+	return result->keys[0].typid != INT8OID || result->keys[0].notnull;
 }
 
 static TargetEntry *
@@ -332,9 +337,58 @@ query_error_callback(void *arg)
 	errcontext("parsing the query given to windowagg");
 }
 
+/*
+ * A pipeline reads every new row of its source, including the rows its
+ * WHERE clause rejects: their arrival numbers tell it which numbers are
+ * taken, so that a number it has not seen is known to be a gap.  The
+ * condition becomes a boolean column ("counts"), and the arrival column is
+ * returned after it.
+ */
+static void
+add_arrival_columns(WaAggQuery *result, Query *q, const char *arrival_column,
+					List **row_tlist, int *resno)
+{
+	AttrNumber	attnum = get_attnum(result->relid, arrival_column);
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+	Expr	   *counts;
+
+	if (attnum == InvalidAttrNumber || attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("arrival column \"%s\" does not exist in \"%s\"",
+						arrival_column, result->relname)));
+	get_atttypetypmodcoll(result->relid, attnum, &typid, &typmod, &collid);
+	if (!is_integer_type(typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("arrival column \"%s\" has type %s", arrival_column,
+						format_type_be(typid)),
+				 errdetail("The arrival column must be an integer identity or serial column.")));
+	result->arrival_column = pstrdup(arrival_column);
+	result->arrival_attnum = attnum;
+	*row_tlist = lappend(*row_tlist,
+						 row_column((Expr *) makeVar(1, attnum, typid, typmod, collid, 0),
+									resno));
+	if (q->jointree->quals != NULL)
+	{
+		BooleanTest *test = makeNode(BooleanTest);
+
+		test->arg = (Expr *) q->jointree->quals;
+		test->booltesttype = IS_TRUE;
+		test->location = -1;
+		counts = (Expr *) test;
+		q->jointree->quals = NULL;
+	}
+	else
+		counts = (Expr *) makeBoolConst(true, false);
+	*row_tlist = lappend(*row_tlist, row_column(counts, resno));
+}
+
 WaAggQuery *
 wa_agg_query_parse(const char *query, const char *event_time,
-				   const char *arrival_order)
+				   const char *arrival_order, const char *arrival_column)
 {
 	ErrorContextCallback errcallback;
 	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
@@ -365,6 +419,8 @@ wa_agg_query_parse(const char *query, const char *event_time,
 				 errmsg("query must be a single SELECT statement")));
 	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
 	error_context_stack = errcallback.previous;
+	/* privileges are otherwise checked only when a query runs */
+	ExecCheckRTPerms(q->rtable, true);
 	check_query_shape(q);
 
 	result->relid = rt_fetch(1, q->rtable)->relid;
@@ -400,6 +456,7 @@ wa_agg_query_parse(const char *query, const char *event_time,
 			key->typid = exprType((Node *) tle->expr);
 			key->typmod = exprTypmod((Node *) tle->expr);
 			key->collation = exprCollation((Node *) tle->expr);
+			key->notnull = key_is_not_null_column(result, tle->expr);
 			get_typlenbyval(key->typid, &key->typlen, &key->typbyval);
 			check_key_type(key);
 			key_exprs = lappend(key_exprs, tle->expr);
@@ -425,8 +482,7 @@ wa_agg_query_parse(const char *query, const char *event_time,
 	if (list_length(q->groupClause) != result->n_keys)
 		REJECT_QUERY("query must list every GROUP BY expression in its select list exactly once",
 			   "The keys identify result rows, so they must be output.");
-	result->int_key = key_is_plain_integer(result,
-										   result->n_keys == 1 ? linitial(key_exprs) : NULL);
+	result->int_key = key_is_plain_integer(result);
 
 	/* the row query: keys, event time, aggregate inputs */
 	foreach(lc, key_exprs)
@@ -434,6 +490,8 @@ wa_agg_query_parse(const char *query, const char *event_time,
 	row_tlist = lappend(row_tlist, row_column((Expr *) event_var, &resno));
 	foreach(lc, agg_inputs)
 		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	if (arrival_column != NULL)
+		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);
 	q->targetList = row_tlist;
 	q->groupClause = NIL;
 	q->hasAggs = false;
@@ -482,4 +540,16 @@ wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
 		out[i].kind = q->aggs[i].kind;
 		out[i].input = q->aggs[i].kind == WA_AGG_COUNT_STAR ? 0 : input++;
 	}
+}
+
+/* How many aggregate inputs row_query returns (count(*) reads none). */
+int
+wa_agg_query_n_inputs(const WaAggQuery *q)
+{
+	int			n = 0;
+
+	for (int i = 0; i < q->n_aggs; i++)
+		if (q->aggs[i].kind != WA_AGG_COUNT_STAR)
+			n++;
+	return n;
 }

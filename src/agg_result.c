@@ -54,8 +54,8 @@ wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out)
 }
 
 /* An exact 128-bit integer as a numeric. */
-static Datum
-int128_to_numeric(wa_int128 value)
+Datum
+wa_int128_to_numeric(wa_int128 value)
 {
 	char		buf[48];
 	char	   *p = buf + sizeof(buf) - 1;
@@ -90,15 +90,15 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 			return Int64GetDatum(r->count);
 		case WA_AGG_SUM_INT:
 			if (col->result_type == NUMERICOID)
-				return int128_to_numeric(r->sum);
+				return wa_int128_to_numeric(r->sum);
 			if (r->sum < PG_INT64_MIN || r->sum > PG_INT64_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 						 errmsg("bigint out of range in sum of \"%s\"", col->name)));
 			return Int64GetDatum((int64) r->sum);
 		case WA_AGG_AVG_INT:
-			return DirectFunctionCall2(numeric_div, int128_to_numeric(r->sum),
-									   int128_to_numeric(r->count));
+			return DirectFunctionCall2(numeric_div, wa_int128_to_numeric(r->sum),
+									   wa_int128_to_numeric(r->count));
 		case WA_AGG_MIN_INT:
 		case WA_AGG_MAX_INT:
 			switch (col->result_type)
@@ -126,4 +126,26 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 	}
 	elog(ERROR, "unexpected aggregate kind %d", (int) col->kind);
 	return (Datum) 0;
+}
+
+/*
+ * The aggregate inputs of a row of the row query (keys, event time, then
+ * one column per aggregate that reads an input) as engine values.
+ */
+void
+wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
+{
+	int			input = 0;
+
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		int			attno;
+
+		if (q->aggs[i].kind == WA_AGG_COUNT_STAR)
+			continue;
+		attno = q->n_keys + 1 + input;
+		wa_datum_to_value(q->aggs[i].input_type, slot->tts_values[attno],
+						  slot->tts_isnull[attno], &inputs[input]);
+		input++;
+	}
 }

@@ -185,7 +185,6 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old;
 	wa_key		key;
 	int64		t;
-	int			input = 0;
 	wa_ingest_result result;
 
 	CHECK_FOR_INTERRUPTS();
@@ -193,17 +192,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	t = event_ticks(run, slot);
 
-	for (int i = 0; i < q->n_aggs; i++)
-	{
-		int			attno;
-
-		if (q->aggs[i].kind == WA_AGG_COUNT_STAR)
-			continue;
-		attno = q->n_keys + 1 + input;
-		wa_datum_to_value(q->aggs[i].input_type, slot->tts_values[attno],
-						  slot->tts_isnull[attno], &run->inputs[input]);
-		input++;
-	}
+	wa_row_inputs(q, slot, run->inputs);
 
 	old = MemoryContextSwitchTo(run->row_context);
 	wa_key_encode(&run->codec, slot->tts_values, slot->tts_isnull, &key);
@@ -269,8 +258,8 @@ build_tupdesc(BatchRun *run)
  * The caller's column definition list must have our column types; names
  * are the caller's to choose.
  */
-static void
-check_expected_desc(TupleDesc expected, TupleDesc ours, const char *fname)
+void
+wa_check_expected_desc(TupleDesc expected, TupleDesc ours, const char *fname)
 {
 	bool		ok = expected != NULL && expected->natts == ours->natts;
 	StringInfoData list;
@@ -312,8 +301,8 @@ check_expected_desc(TupleDesc expected, TupleDesc ours, const char *fname)
  * and building it in fresh memory costs more than spilling it (measured:
  * hopping 60/1 min over 1M events, 0.8 s at 4MB, 1.2 s at 256MB).
  */
-static void
-start_result(ReturnSetInfo *rsinfo)
+void
+wa_start_result(ReturnSetInfo *rsinfo)
 {
 	MemoryContext old;
 
@@ -357,27 +346,19 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->want_dropped = want_dropped;
 	run->query = wa_agg_query_parse(PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)),
 									PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)),
-									PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)));
+									PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
+									NULL);
 	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(2), &run->windows);
-	if (run->windows.domain != run->query->domain)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("windows have %s sizes but event_time column \"%s\" has type %s",
-						wa_time_domain_name(run->windows.domain),
-						run->query->event_time_name,
-						format_type_be(run->query->event_time_type)),
-				 errhint(run->query->domain == WA_TIME_TIMESTAMP ?
-						 "Use interval sizes, for example windowagg.tumbling('1 hour')." :
-						 "Use integer sizes, for example windowagg.tumbling(100).")));
+	wa_window_set_check_domain(&run->windows, run->query);
 	bound = wa_duration_arg(fcinfo, 3, "bound", run->query->domain);
 	lateness = wa_duration_arg(fcinfo, 4, "lateness", run->query->domain);
 	run->window_type = run->query->domain == WA_TIME_INTEGER ? INT8OID :
 		run->query->event_time_type;
 
 	ours = build_tupdesc(run);
-	check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
+	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
 						want_dropped ? "dropped" : "aggregate");
-	start_result(rsinfo);
+	wa_start_result(rsinfo);
 	run->tupstore = rsinfo->setResult;
 	run->tupdesc = rsinfo->setDesc;
 	run->out_values = palloc0(sizeof(Datum) * ours->natts);

@@ -281,3 +281,18 @@ wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
 		}
 	}
 }
+
+void
+wa_window_set_check_domain(const WaWindowSet *set, const WaAggQuery *q)
+{
+	if (set->domain != q->domain)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("windows have %s sizes but event_time column \"%s\" has type %s",
+						wa_time_domain_name(set->domain),
+						q->event_time_name,
+						format_type_be(q->event_time_type)),
+				 errhint(q->domain == WA_TIME_TIMESTAMP ?
+						 "Use interval sizes, for example windowagg.tumbling('1 hour')." :
+						 "Use integer sizes, for example windowagg.tumbling(100).")));
+}

@@ -3,24 +3,32 @@
  * windowagg.c
  *	  Module entry point: the module magic block and _PG_init.
  *
- * Defines the user-settable GUCs.  Shared memory and the pipeline
- * launcher will be set up here too, and only while the library is
- * preloaded (shared_preload_libraries), as PostgreSQL requires.
+ * Defines the GUCs.  When the library is preloaded
+ * (shared_preload_libraries), also reserves shared memory for pipelines
+ * and registers the launcher; loaded any other way, the batch functions
+ * and aggregates work and the pipeline functions explain how to enable
+ * pipelines.
  *
  * src/windowagg.c
  *
  *-------------------------------------------------------------------------
  */
-#include "windowagg.h"
+#include "pipeline.h"
 
 #include <limits.h>
 
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
 
-/* windowagg.result_memory: see the GUC's description below */
+/* see each GUC's description below */
 int			wa_result_memory_kb = 8192;
+int			wa_max_pipelines = 16;
+int			wa_shared_memory_mb = 64;
+int			wa_max_state_memory_kb = 32 * 1024;
+int			wa_epoch_ms = 100;
+int			wa_epoch_rows = 100000;
 
 void		_PG_init(void);
 
@@ -35,5 +43,50 @@ _PG_init(void)
 							8192, 64, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("windowagg.max_state_memory",
+							"Shared memory one pipeline's slice state may hold.",
+							"A pipeline that reaches it stops ingesting, keeps its committed state "
+							"and offset, and resumes once the setting is raised.",
+							&wa_max_state_memory_kb,
+							32 * 1024, 64, MAX_KILOBYTES,
+							PGC_SIGHUP, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("windowagg.epoch_interval",
+							"Longest time a pipeline waits before reading new rows.",
+							"Each epoch commits results, dead letters, changed state and the source "
+							"offset in one transaction; longer epochs write less often, shorter ones "
+							"make results fresher.",
+							&wa_epoch_ms,
+							100, 1, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("windowagg.epoch_rows",
+							"Most source rows one pipeline epoch reads.",
+							NULL,
+							&wa_epoch_rows,
+							100000, 1, INT_MAX,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomIntVariable("windowagg.max_pipelines",
+								"Most pipelines the server can run (a shared memory slot each).",
+								NULL,
+								&wa_max_pipelines,
+								16, 1, 1024,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+		DefineCustomIntVariable("windowagg.shared_memory",
+								"Shared memory reserved at server start for the state of every pipeline.",
+								NULL,
+								&wa_shared_memory_mb,
+								64, 1, 1024 * 1024,
+								PGC_POSTMASTER, GUC_UNIT_MB,
+								NULL, NULL, NULL);
+		wa_shmem_install_hooks();
+		wa_launcher_register();
+	}
 	MarkGUCPrefixReserved("windowagg");
+	wa_requests_install_callbacks();
 }

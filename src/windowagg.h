@@ -18,6 +18,8 @@
 
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "nodes/primnodes.h"
@@ -62,6 +64,11 @@ typedef struct WaWindowSet
 /* Decode and check a windowagg.window[] argument. */
 extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
 
+struct WaAggQuery;
+/* The windows' time domain must be the event time's. */
+extern void wa_window_set_check_domain(const WaWindowSet *set,
+									   const struct WaAggQuery *q);
+
 /* ---------- the aggregate query (agg_query.c) ---------- */
 
 typedef struct WaKeyColumn
@@ -72,6 +79,7 @@ typedef struct WaKeyColumn
 	Oid			collation;
 	int16		typlen;
 	bool		typbyval;
+	bool		notnull;		/* a column that NOT NULL guards */
 } WaKeyColumn;
 
 typedef struct WaAggColumn
@@ -101,11 +109,23 @@ typedef struct WaAggQuery
 	int			n_aggs;
 	WaAggColumn *aggs;
 	char	   *row_query;		/* keys, event time, inputs, in order */
+	/* pipelines: row_query then also returns these (see agg_query.c) */
+	char	   *arrival_column; /* NULL for the batch functions */
+	AttrNumber	arrival_attnum;
 } WaAggQuery;
 
+/*
+ * arrival_order: batch functions' ORDER BY; arrival_column: a pipeline's
+ * arrival number column (at most one of the two).
+ */
 extern WaAggQuery *wa_agg_query_parse(const char *query,
 									  const char *event_time,
-									  const char *arrival_order);
+									  const char *arrival_order,
+									  const char *arrival_column);
+/* Position of the arrival number and "counts" flag in row_query's output. */
+#define WA_ROW_ARRIVAL(q)	((q)->n_keys + 1 + wa_agg_query_n_inputs(q))
+#define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)
+extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
 
 /* ---------- keys (key_codec.c) ---------- */
@@ -129,6 +149,17 @@ extern void wa_key_decode(const WaKeyCodec *codec, const wa_key *key,
 extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,
 								bool *isnull);
 extern void wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out);
+extern Datum wa_int128_to_numeric(wa_int128 value);
+extern void wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot,
+						  wa_value *inputs);
+
+/* ---------- set-returning functions (batch.c) ---------- */
+
+/* Error, showing the right list, unless the caller's columns match ours. */
+extern void wa_check_expected_desc(TupleDesc expected, TupleDesc ours,
+								   const char *fname);
+/* Materialize mode with a tuplestore bounded by windowagg.result_memory. */
+extern void wa_start_result(ReturnSetInfo *rsinfo);
 
 /* ---------- GUCs (windowagg.c) ---------- */
 

@@ -53,7 +53,7 @@ make -s -C test/engine check-asan 2>&1 | tee "$log"
 count "engine tests under AddressSanitizer" "${PIPESTATUS[0]}"
 add_counts "$log"
 
-echo "== pg_regress"
+echo "== pg_regress and isolation specs"
 if [ "$(id -u)" -eq 0 ]; then
     scratch=$(mktemp -d /tmp/windowagg-test.XXXXXX)
     rsync -a --exclude .git --exclude results --exclude tmp_check "$top/" "$scratch/"
@@ -61,26 +61,30 @@ if [ "$(id -u)" -eq 0 ]; then
     runuser -u postgres -- make -C "$scratch" -s PG_CONFIG="$PG_CONFIG" installcheck 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     [ $status -ne 0 ] && cat "$scratch/regression.diffs" 2>/dev/null | head -200
-    server_log="$scratch/log/postmaster.log"
+    server_logs="$scratch/log/postmaster.log $scratch/output_iso/log/postmaster.log"
 else
     scratch=
     make -s PG_CONFIG="$PG_CONFIG" installcheck 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     [ $status -ne 0 ] && head -200 regression.diffs 2>/dev/null
-    server_log="$top/log/postmaster.log"
+    server_logs="$top/log/postmaster.log $top/output_iso/log/postmaster.log"
 fi
 count "pg_regress" $status
 
 # the server must not have warned, crashed or lost a backend on the way
-if grep -E "WARNING|PANIC|terminated by signal|server process .* exited" "$server_log"; then
+# shellcheck disable=SC2086
+if grep -E "WARNING|PANIC|terminated by signal|server process .* exited" $server_logs; then
     count "server log free of warnings and crashes" 1
 else
     count "server log free of warnings and crashes" 0
 fi
 [ -n "$scratch" ] && rm -rf "$scratch"
-# pg_regress: each test file counts once
+# pg_regress and isolation: each test file counts once
 regress_ok=$(grep -cE '^(ok|test) .* ok ' "$log" || true)
 regress_bad=$(grep -cE '^(not ok|test) .* FAILED' "$log" || true)
+# TAP: each test file counts once
+regress_ok=$((regress_ok + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$log" || true)))
+regress_bad=$((regress_bad + $(grep -cE '^test/t/.*\.pl \.+ *(Dubious|Failed|not ok)' "$log" || true)))
 passed=$((passed + regress_ok))
 failed=$((failed + regress_bad))
 rm -f "$log"

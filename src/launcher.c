@@ -1,0 +1,351 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The launcher: one background worker that keeps one pipeline worker
+ *	  running per enabled pipeline.
+ *
+ * At start (server start, or after a crash restart, when shared memory is
+ * empty) the launcher finds the pipelines of every database: it starts a
+ * short-lived discovery worker per database, which claims a slot for each
+ * pipeline it finds there.  From then on create_pipeline claims slots
+ * itself.  The launcher's loop starts a worker for every slot that wants
+ * one, restarts failed workers after a growing delay (1 s doubling to
+ * 1 min), and releases the slots of dropped pipelines once their worker
+ * has gone.  Backends wake it through its latch when they commit a change.
+ *
+ * src/launcher.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#define MAX_RESTART_DELAY_MS (60 * 1000)
+/* a worker that ran this long was healthy: its exit is not a failure streak */
+#define HEALTHY_RUN_MS (60 * 1000)
+
+/* What the launcher remembers about each slot's worker. */
+typedef struct LaunchState
+{
+	BackgroundWorkerHandle *handle;
+	uint32		generation;		/* slot generation the handle belongs to */
+	int			failures;		/* consecutive failed runs */
+	TimestampTz started_at;		/* of the current worker, or 0 */
+	TimestampTz next_start;
+} LaunchState;
+
+static LaunchState *launch_state;
+
+void
+wa_launcher_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	strlcpy(worker.bgw_library_name, "windowagg", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "wa_launcher_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "windowagg launcher", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "windowagg launcher", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+static bool
+start_dynamic_worker(const char *function, const char *name, Oid dbid,
+					 Datum arg, uint32 extra, BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "windowagg", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, function[3] == 'd' ? "windowagg discovery" :
+			"windowagg pipeline", BGW_MAXLEN);
+	worker.bgw_main_arg = arg;
+	memcpy(worker.bgw_extra, &dbid, sizeof(Oid));
+	memcpy(worker.bgw_extra + sizeof(Oid), &extra, sizeof(uint32));
+	worker.bgw_notify_pid = MyProcPid;
+	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
+
+/* ---------- discovery ---------- */
+
+static List *
+list_databases(void)
+{
+	List	   *dbs = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		if (db->datallowconn && !db->datistemplate)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			dbs = lappend_oid(dbs, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return dbs;
+}
+
+static void
+discover_pipelines(void)
+{
+	List	   *dbs = list_databases();
+	ListCell   *lc;
+
+	foreach(lc, dbs)
+	{
+		BackgroundWorkerHandle *handle;
+		Oid			dbid = lfirst_oid(lc);
+
+		if (!start_dynamic_worker("wa_discovery_main", "windowagg discovery",
+								  dbid, ObjectIdGetDatum(dbid), 0, &handle))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("windowagg could not start a worker to find the pipelines of database %u", dbid),
+					 errhint("Raise max_worker_processes.")));
+			continue;
+		}
+		(void) WaitForBackgroundWorkerShutdown(handle);
+		pfree(handle);
+	}
+	list_free(dbs);
+}
+
+/* A discovery worker: claim a slot for each pipeline of its database. */
+void
+wa_discovery_main(Datum arg)
+{
+	Oid			dbid = DatumGetObjectId(arg);
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'windowagg'",
+				true, 0);
+	if (SPI_processed > 0)
+		wa_register_database_pipelines();
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	proc_exit(0);
+}
+
+void
+wa_register_database_pipelines(void)
+{
+	wa_catalog_exec("SELECT id, name, owner::oid, enabled FROM windowagg.pipelines",
+					0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int32		id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		char	   *name = SPI_getvalue(tup, desc, 2);
+		Oid			owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		bool		enabled = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		WaPipelineSlot *slot = wa_slot_claim(MyDatabaseId, id, owner, name);
+
+		SpinLockAcquire(&slot->mutex);
+		slot->wanted = enabled;
+		slot->status = enabled ? WA_STATUS_STARTING : WA_STATUS_PAUSED;
+		SpinLockRelease(&slot->mutex);
+	}
+}
+
+/* ---------- the loop ---------- */
+
+static bool
+worker_running(LaunchState *ls)
+{
+	pid_t		pid;
+
+	if (ls->handle == NULL)
+		return false;
+	if (GetBackgroundWorkerPid(ls->handle, &pid) == BGWH_STOPPED)
+	{
+		pfree(ls->handle);
+		ls->handle = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void
+manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
+{
+	WaPipelineSlot *slot = &wa_shared->slots[i];
+	LaunchState *ls = &launch_state[i];
+	bool		wanted;
+	bool		drop;
+	WaPipelineStatus status;
+	bool		running = worker_running(ls);
+
+	if (!slot->in_use)
+	{
+		/* a worker of a released slot exits on its own (generation check) */
+		return;
+	}
+	SpinLockAcquire(&slot->mutex);
+	wanted = slot->wanted;
+	drop = slot->drop_requested;
+	status = slot->status;
+	SpinLockRelease(&slot->mutex);
+
+	if (running && ls->generation != slot->generation)
+		return;					/* an old pipeline's worker is still leaving */
+	if (drop)
+	{
+		if (!running)
+		{
+			wa_arena_reset(&slot->arena);
+			slot->engine = NULL;
+			wa_slot_release(slot);
+			ls->failures = 0;
+			ls->next_start = 0;
+		}
+		return;
+	}
+	if (!wanted)
+	{
+		ls->started_at = 0;		/* its worker left because it was asked to */
+		return;
+	}
+	if (running)
+		return;
+
+	/*
+	 * A worker that left while its pipeline still wanted one failed (a
+	 * healthy worker only leaves when paused or dropped): wait before the
+	 * next try, longer after each failure in a row.
+	 */
+	if (ls->generation != slot->generation)
+	{
+		ls->failures = 0;
+		ls->next_start = 0;
+	}
+	else if (ls->started_at != 0 && ls->next_start == 0)
+	{
+		int			delay;
+
+		if (status != WA_STATUS_FAILED && status != WA_STATUS_MEMORY_FULL)
+		{
+			/* it died before it could say why (a FATAL error, a crash) */
+			SpinLockAcquire(&slot->mutex);
+			slot->status = WA_STATUS_FAILED;
+			strlcpy(slot->last_error, "the worker exited unexpectedly; see the server log",
+					sizeof(slot->last_error));
+			SpinLockRelease(&slot->mutex);
+		}
+
+		if (now - ls->started_at > HEALTHY_RUN_MS * 1000)
+			ls->failures = 0;
+		delay = Min(MAX_RESTART_DELAY_MS, 1000 << Min(ls->failures, 6));
+		ls->failures++;
+		ls->next_start = TimestampTzPlusMilliseconds(now, delay);
+		ls->started_at = 0;
+	}
+	if (ls->next_start != 0 && now < ls->next_start)
+	{
+		long		wait = (long) ((ls->next_start - now) / 1000);
+
+		*next_wakeup_ms = Min(*next_wakeup_ms, Max(wait, 1));
+		return;
+	}
+	ls->next_start = 0;
+	ls->generation = slot->generation;
+	ls->started_at = now;
+	if (!start_dynamic_worker("wa_worker_main",
+							  psprintf("windowagg pipeline %s", slot->name),
+							  slot->dbid, Int32GetDatum(i), slot->generation,
+							  &ls->handle))
+	{
+		ls->handle = NULL;
+		SpinLockAcquire(&slot->mutex);
+		slot->status = WA_STATUS_FAILED;
+		strlcpy(slot->last_error,
+				"could not start a background worker: raise max_worker_processes",
+				sizeof(slot->last_error));
+		SpinLockRelease(&slot->mutex);
+		ls->next_start = TimestampTzPlusMilliseconds(now, 1000);
+		ls->started_at = 0;
+	}
+}
+
+void
+wa_launcher_main(Datum arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	launch_state = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(LaunchState) * wa_shared->max_pipelines);
+	wa_shared->launcher_pid = MyProcPid;
+	wa_shared->launcher_latch = MyLatch;
+
+	/* no database: only the shared catalogs, to list the databases */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	discover_pipelines();
+
+	for (;;)
+	{
+		long		next_wakeup_ms = 1000;
+		TimestampTz now = GetCurrentTimestamp();
+
+		for (int i = 0; i < wa_shared->max_pipelines; i++)
+			manage_slot(i, now, &next_wakeup_ms);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 next_wakeup_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}

@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * pipeline.h
+ *	  Continuous pipelines: the shared state that backends, the launcher
+ *	  and the pipeline workers agree on.
+ *
+ * A pipeline is a row of windowagg.pipelines plus, while the server runs,
+ * a slot in shared memory.  The slot carries the requests backends make
+ * (run, pause, drop, flush), the worker's progress counters that
+ * windowagg.wait() and windowagg.stat_pipelines read, and the pipeline's
+ * engine, whose memory comes from a pool in the main shared memory segment
+ * (see shmem.c for why pointers into it are safe to share).
+ *
+ * src/pipeline.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WINDOWAGG_PIPELINE_H
+#define WINDOWAGG_PIPELINE_H
+
+#include "windowagg.h"
+
+#include "executor/spi.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/timestamp.h"
+
+/* What a pipeline is doing, as stat_pipelines shows it. */
+typedef enum WaPipelineStatus
+{
+	WA_STATUS_STARTING,			/* waiting for its worker */
+	WA_STATUS_RUNNING,
+	WA_STATUS_PAUSED,
+	WA_STATUS_MEMORY_FULL,		/* stopped ingesting at max_state_memory */
+	WA_STATUS_FAILED,			/* worker failed; restarted after a delay */
+	WA_STATUS_FLUSHED			/* end of input reached */
+} WaPipelineStatus;
+
+extern const char *wa_status_name(WaPipelineStatus status);
+
+/*
+ * The memory a pipeline's engine holds in the shared pool.  Every block is
+ * on a list, so that a failed worker can give everything back even when
+ * the engine was interrupted halfway through a change.
+ */
+typedef struct WaArena
+{
+	dsa_pointer head;			/* newest block, or InvalidDsaPointer */
+	uint64		bytes;			/* requested bytes held (engine's view) */
+} WaArena;
+
+/* Counters the worker publishes after each committed epoch. */
+typedef struct WaPipelineStats
+{
+	int64		events_in;
+	int64		events_partial;
+	int64		dead_letters;
+	int64		panes_on_time;
+	int64		panes_late;
+	int64		epochs;
+	int64		lag_rows;		/* rows left after the last epoch's batch */
+	bool		has_watermark;	/* watermark is finite */
+	bool		watermark_done; /* watermark is +infinity (flushed) */
+	int64		watermark;		/* in ticks, when has_watermark */
+	int64		max_event_time; /* ticks; valid when events_in > 0 */
+	TimestampTz last_epoch_at;
+} WaPipelineStats;
+
+typedef struct WaPipelineSlot
+{
+	/* identity: written under the slots lock, stable while in_use */
+	bool		in_use;
+	uint32		generation;		/* bumped whenever the slot is reused */
+	Oid			dbid;
+	int32		pipeline_id;
+	Oid			owner;
+	char		name[NAMEDATALEN];
+
+	/* requests and progress, under mutex */
+	slock_t		mutex;
+	bool		wanted;			/* committed, enabled: a worker should run */
+	bool		drop_requested;
+	uint64		flush_request;	/* epochs numbered from it flush; 0: none */
+	uint64		snapshot_seq;	/* epochs that have taken their snapshot */
+	uint64		caught_up_seq;	/* newest epoch that saw every visible row */
+	uint64		flushed_seq;	/* epoch seq at which a flush committed */
+	pid_t		pid;			/* worker, or 0 */
+	Latch	   *worker_latch;
+	WaPipelineStatus status;
+	char		last_error[512];
+	WaPipelineStats stats;
+
+	/* the engine, in the shared pool; read under state_lock */
+	LWLock		state_lock;
+	wa_engine  *engine;
+	WaArena		arena;
+} WaPipelineSlot;
+
+typedef struct WaShared
+{
+	int			tranche_id;
+	int			max_pipelines;
+	pid_t		launcher_pid;
+	Latch	   *launcher_latch;
+	Size		pool_offset;	/* from the start of this struct */
+	Size		pool_size;
+	WaPipelineSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} WaShared;
+
+/* ---------- GUCs (windowagg.c) ---------- */
+
+extern int	wa_max_pipelines;
+extern int	wa_shared_memory_mb;
+extern int	wa_max_state_memory_kb;
+extern int	wa_epoch_ms;
+extern int	wa_epoch_rows;
+
+/* ---------- shared memory (shmem.c) ---------- */
+
+extern WaShared *wa_shared;
+
+extern void wa_shmem_install_hooks(void);
+extern void wa_require_shared(void);	/* error unless preloaded */
+extern dsa_area *wa_pool(void);
+
+/* Slots: lookups take the slots lock (AddinShmemInitLock is not used). */
+extern WaPipelineSlot *wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner,
+									 const char *name);
+extern void wa_slot_release(WaPipelineSlot *slot);
+extern WaPipelineSlot *wa_slot_find(Oid dbid, const char *name);
+extern WaPipelineSlot *wa_slot_find_id(Oid dbid, int32 pipeline_id);
+extern void wa_wake_launcher(void);
+extern void wa_wake_worker(WaPipelineSlot *slot);
+
+/* The engine allocator over a pipeline's arena (bounded by a limit). */
+extern void wa_arena_allocator_init(wa_allocator *allocator,
+									WaPipelineSlot *slot);
+extern void wa_arena_reset(WaArena *arena);
+
+/* ---------- the catalog (catalog.c) ---------- */
+
+/* A row of windowagg.pipelines, decoded. */
+typedef struct WaPipelineDef
+{
+	int32		id;
+	char	   *name;
+	Oid			owner;
+	char	   *query;
+	char	   *event_time;
+	char	   *arrival_column;
+	WaWindowSet windows;
+	int64		bound;
+	int64		lateness;
+	bool		has_idle_timeout;
+	int64		idle_timeout_us;
+	Oid			source;
+	Oid			result_table;
+	Oid			dead_letter_table;
+	Oid			live_view;
+	bool		enabled;
+} WaPipelineDef;
+
+/* Read a pipeline's row (inside a transaction, SPI connected); NULL if gone. */
+extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
+
+/*
+ * Run a statement on windowagg's catalog tables.  They belong to the
+ * extension, not to the pipeline owner, so the statement runs as the
+ * bootstrap superuser; the statement text is always windowagg's own.
+ */
+extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
+							Datum *values, const char *nulls);
+
+/* The same for a prepared statement. */
+extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
+									const char *nulls);
+
+/* Error unless the current user has the privileges of the pipeline owner. */
+extern void wa_check_pipeline_owner(const WaPipelineDef *def);
+
+/* ---------- transactional requests (pipeline_requests.c) ---------- */
+
+typedef enum WaRequest
+{
+	WA_REQUEST_CREATE,			/* commit: run it; abort: release the slot */
+	WA_REQUEST_RESUME,
+	WA_REQUEST_PAUSE,
+	WA_REQUEST_DROP
+} WaRequest;
+
+extern void wa_request_at_commit(WaPipelineSlot *slot, WaRequest request);
+extern void wa_requests_install_callbacks(void);
+
+/* ---------- launcher and workers (launcher.c, worker.c) ---------- */
+
+extern void wa_launcher_register(void);
+extern PGDLLEXPORT void wa_launcher_main(Datum arg);
+extern PGDLLEXPORT void wa_discovery_main(Datum arg);
+extern PGDLLEXPORT void wa_worker_main(Datum arg);
+
+/* Claim slots for a database's pipelines (discovery and create). */
+extern void wa_register_database_pipelines(void);
+
+#endif							/* WINDOWAGG_PIPELINE_H */

@@ -1,0 +1,511 @@
+/*-------------------------------------------------------------------------
+ *
+ * pipeline_ddl.c
+ *	  windowagg.create_pipeline, drop_pipeline, pause and resume.
+ *
+ * create_pipeline validates everything a worker will rely on before it
+ * commits: the aggregate query (parsed as the caller, so the caller must
+ * be able to read the source), the windows, bound and lateness, and the
+ * arrival column that orders the source's rows.  It then creates, as the
+ * caller, the result table, the dead-letter table and the live view, and
+ * registers the pipeline; the worker starts when the transaction commits.
+ *
+ * The arrival column must be filled by a sequence that hands out numbers
+ * in time order (an identity or serial column with CACHE 1), and indexed,
+ * because the worker finds new rows as "arrival number > the highest one
+ * consumed" and recognises the numbers of rows that have not committed yet
+ * as gaps (see table_source.c).
+ *
+ * src/pipeline_ddl.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+
+PG_FUNCTION_INFO_V1(wa_create_pipeline);
+PG_FUNCTION_INFO_V1(wa_drop_pipeline);
+PG_FUNCTION_INFO_V1(wa_pause_pipeline);
+PG_FUNCTION_INFO_V1(wa_resume_pipeline);
+
+/* ---------- the arrival column ---------- */
+
+/* The identity/serial column of the source, if it has exactly one. */
+static char *
+detect_arrival_column(Oid relid, const char *relname)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+	Oid			argtype = OIDOID;
+	int			ret;
+
+	ret = SPI_execute_with_args("SELECT a.attname::text FROM pg_catalog.pg_attribute a "
+								"WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
+								"AND pg_catalog.pg_get_serial_sequence($1::regclass::text, a.attname) IS NOT NULL "
+								"ORDER BY a.attnum",
+								1, &argtype, &arg, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not look up identity columns: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot choose an arrival column for \"%s\"", relname),
+				 errdetail("The table has %llu identity or serial columns; a pipeline needs one that numbers rows as they are inserted.",
+						   (unsigned long long) SPI_processed),
+				 errhint("Add one, for example ALTER TABLE %s ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY, or name it with arrival_column.",
+						 quote_identifier(relname))));
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+/*
+ * Arrival numbers must come from a sequence with CACHE 1, so that numbers
+ * are handed out in time order across sessions, and must be indexed.
+ */
+static void
+check_arrival_column(Oid relid, const char *relname, const char *column)
+{
+	Datum		args[2];
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	bool		isnull;
+	int64		cache;
+	int			ret;
+
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = CStringGetTextDatum(column);
+	ret = SPI_execute_with_args("SELECT s.seqcache FROM pg_catalog.pg_sequence s "
+								"WHERE s.seqrelid = pg_catalog.pg_get_serial_sequence($1::regclass::text, $2)::regclass",
+								2, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the arrival sequence: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival column \"%s\" of \"%s\" is not an identity or serial column",
+						column, relname),
+				 errdetail("Rows are read in the order a sequence numbers them as they are inserted."),
+				 errhint("Use a column declared GENERATED ALWAYS AS IDENTITY or bigserial.")));
+	cache = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	if (cache != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the sequence of arrival column \"%s\" caches %lld values",
+						column, (long long) cache),
+				 errdetail("With a cache, sessions hand out numbers out of time order, and a row could be taken for a gap forever."),
+				 errhint("Run ALTER SEQUENCE ... CACHE 1 on pg_get_serial_sequence('%s', '%s').",
+						 relname, column)));
+
+	ret = SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_index i "
+								"JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid "
+								"AND a.attnum = i.indkey[0] "
+								"WHERE i.indrelid = $1 AND a.attname = $2 AND i.indpred IS NULL "
+								"AND i.indisvalid",
+								2, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not look up indexes: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival column \"%s\" of \"%s\" has no index", column, relname),
+				 errdetail("The pipeline reads new rows by arrival number many times a second."),
+				 errhint("CREATE INDEX ON %s (%s);", quote_identifier(relname),
+						 quote_identifier(column))));
+}
+
+/* ---------- the tables a pipeline writes ---------- */
+
+typedef struct ResultNames
+{
+	const char *schema;			/* quoted */
+	const char *result;			/* quoted, unqualified */
+	const char *dead_letters;
+	const char *live;
+} ResultNames;
+
+static const char *
+suffixed_name(const char *base, const char *suffix)
+{
+	char	   *name = psprintf("%s%s", base, suffix);
+
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("result table name \"%s\" is too long to add \"%s\"",
+						base, suffix),
+				 errhint("Choose a result_table of at most %d characters.",
+						 (int) (NAMEDATALEN - 1 - strlen(suffix)))));
+	return quote_identifier(name);
+}
+
+static void
+resolve_result_names(const char *result_table, ResultNames *names)
+{
+	List	   *qualified = stringToQualifiedNameList(result_table);
+	RangeVar   *rv = makeRangeVarFromNameList(qualified);
+	Oid			nspid = RangeVarGetCreationNamespace(rv);
+
+	names->schema = quote_identifier(get_namespace_name(nspid));
+	names->result = quote_identifier(rv->relname);
+	names->dead_letters = suffixed_name(rv->relname, "_dead_letters");
+	names->live = suffixed_name(rv->relname, "_live");
+}
+
+static void
+spi_exec_ddl(const char *sql)
+{
+	int			ret = SPI_execute(sql, false, 0);
+
+	if (ret < 0)
+		elog(ERROR, "windowagg could not run \"%s\": %s", sql,
+			 SPI_result_code_string(ret));
+}
+
+static const char *
+window_type_name(const WaAggQuery *q)
+{
+	return q->domain == WA_TIME_INTEGER ? "bigint" :
+		format_type_be(q->event_time_type);
+}
+
+/* keys and aggregates with their types; live views end there */
+static void
+append_value_columns(StringInfo sql, const WaAggQuery *q, bool with_types)
+{
+	for (int i = 0; i < q->n_keys; i++)
+	{
+		appendStringInfo(sql, "%s", quote_identifier(q->keys[i].name));
+		if (with_types)
+			appendStringInfo(sql, " %s",
+							 format_type_with_typemod(q->keys[i].typid,
+													  q->keys[i].typmod));
+		appendStringInfoString(sql, ", ");
+	}
+	appendStringInfo(sql, "window_start%s%s, window_end%s%s",
+					 with_types ? " " : "", with_types ? window_type_name(q) : "",
+					 with_types ? " " : "", with_types ? window_type_name(q) : "");
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		appendStringInfo(sql, ", %s", quote_identifier(q->aggs[i].name));
+		if (with_types)
+			appendStringInfo(sql, " %s", format_type_be(q->aggs[i].result_type));
+	}
+}
+
+static void
+create_result_tables(const char *pipeline, const WaAggQuery *q,
+					 const ResultNames *names)
+{
+	StringInfoData sql;
+	bool		keys_not_null = true;
+
+	for (int i = 0; i < q->n_keys; i++)
+		keys_not_null &= q->keys[i].notnull;
+
+	/* results: one row per (keys, window), upserted */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s.%s (", names->schema, names->result);
+	append_value_columns(&sql, q, true);
+	appendStringInfoString(&sql,
+						   ", pane text NOT NULL CHECK (pane IN ('on_time', 'late'))"
+						   ", revision bigint NOT NULL"
+						   ", updated_at timestamptz NOT NULL, ");
+	/* a NULL key is a group of its own, as in GROUP BY */
+	appendStringInfoString(&sql, keys_not_null ? "PRIMARY KEY (" :
+						   "UNIQUE NULLS NOT DISTINCT (");
+	for (int i = 0; i < q->n_keys; i++)
+		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
+	appendStringInfoString(&sql, "window_start, window_end))");
+	spi_exec_ddl(sql.data);
+
+	/* dead letters: too-late events, by arrival number */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "CREATE TABLE %s.%s (arrival bigint PRIMARY KEY, "
+					 "event_time %s, reason text NOT NULL, watermark %s, "
+					 "source_row jsonb NOT NULL, "
+					 "recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now())",
+					 names->schema, names->dead_letters,
+					 format_type_be(q->event_time_type), window_type_name(q));
+	spi_exec_ddl(sql.data);
+
+	/* live: the windows that have not fired yet */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE VIEW %s.%s AS SELECT * FROM windowagg.live(%s) AS l(",
+					 names->schema, names->live, quote_literal_cstr(pipeline));
+	append_value_columns(&sql, q, true);
+	appendStringInfoString(&sql, ")");
+	spi_exec_ddl(sql.data);
+}
+
+/* ---------- create_pipeline ---------- */
+
+/*
+ * create_pipeline(name, query, event_time, windows, bound, lateness,
+ *				   result_table, arrival_column, idle_timeout, enabled)
+ */
+Datum
+wa_create_pipeline(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *query;
+	char	   *event_time;
+	char	   *arrival;
+	char	   *result_table;
+	WaAggQuery *q;
+	WaWindowSet windows;
+	int64		bound;
+	int64		lateness;
+	ResultNames names;
+	WaPipelineSlot *slot;
+	Datum		values[13];
+	Oid			types[13] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
+	INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, OIDOID};
+	char		nulls[13];
+	int32		id;
+	bool		isnull;
+
+	wa_require_shared();
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null",
+							i == 0 ? "name" : i == 1 ? "query" :
+							i == 2 ? "event_time" : "windows")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	event_time = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("pipeline name must have 1 to %d characters", NAMEDATALEN - 1)));
+	result_table = PG_ARGISNULL(6) ? name : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	if (!PG_ARGISNULL(8) &&
+		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(8), "idle_timeout", false) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idle_timeout must be positive")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the query, as the caller: SELECT privilege on the source is checked */
+	q = wa_agg_query_parse(query, event_time, NULL, NULL);
+	arrival = PG_ARGISNULL(7) ? detect_arrival_column(q->relid, q->relname) :
+		text_to_cstring(PG_GETARG_TEXT_PP(7));
+	if (get_rel_relkind(q->relid) != RELKIND_RELATION &&
+		get_rel_relkind(q->relid) != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("pipeline source \"%s\" is not a table", q->relname),
+				 errdetail("A pipeline tails a table that events are inserted into.")));
+	q = wa_agg_query_parse(query, event_time, NULL, arrival);
+	check_arrival_column(q->relid, q->relname, arrival);
+	for (int i = 0; i < q->n_keys; i++)
+		if (type_is_array(q->keys[i].typid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("GROUP BY key \"%s\" of array type %s is not supported in pipelines",
+							q->keys[i].name, format_type_be(q->keys[i].typid))));
+
+	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(3), &windows);
+	wa_window_set_check_domain(&windows, q);
+	bound = wa_duration_arg(fcinfo, 4, "bound", q->domain);
+	lateness = wa_duration_arg(fcinfo, 5, "lateness", q->domain);
+	if (!PG_ARGISNULL(8) && q->domain != WA_TIME_TIMESTAMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idle_timeout needs a timestamp event time"),
+				 errdetail("The watermark follows the wall clock when the source is idle, and integer event times have no clock.")));
+
+	/* before creating tables named after it */
+	{
+		Datum		arg = CStringGetTextDatum(name);
+		Oid			argtype = TEXTOID;
+
+		wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE name = $1",
+						1, &argtype, &arg, NULL);
+		if (SPI_processed > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("pipeline \"%s\" already exists", name)));
+	}
+
+	/* the tables, as the caller: CREATE on the schema is checked */
+	resolve_result_names(result_table, &names);
+	create_result_tables(name, q, &names);
+	CommandCounterIncrement();
+
+	/* the catalog row */
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(name);
+	values[1] = ObjectIdGetDatum(GetUserId());
+	values[2] = CStringGetTextDatum(query);
+	values[3] = CStringGetTextDatum(event_time);
+	values[4] = CStringGetTextDatum(arrival);
+	values[5] = PG_GETARG_DATUM(3);
+	types[5] = get_fn_expr_argtype(fcinfo->flinfo, 3);
+	values[6] = Int64GetDatum(bound);
+	values[7] = Int64GetDatum(lateness);
+	values[8] = PG_ARGISNULL(8) ? (Datum) 0 : PG_GETARG_DATUM(8);
+	nulls[8] = PG_ARGISNULL(8) ? 'n' : ' ';
+	values[9] = ObjectIdGetDatum(q->relid);
+	values[10] = CStringGetTextDatum(psprintf("%s.%s", names.schema, names.result));
+	values[11] = BoolGetDatum(PG_ARGISNULL(9) ? true : PG_GETARG_BOOL(9));
+	values[12] = ObjectIdGetDatum(InvalidOid);
+	PG_TRY();
+	{
+		wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
+								 "(name, owner, query, event_time, arrival_column, windows, "
+								 "bound, lateness, idle_timeout, source, result_table, "
+								 "dead_letter_table, live_view, enabled) "
+								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regclass, "
+								 "'%s.%s'::regclass, '%s.%s'::regclass, $12) RETURNING id",
+								 names.schema, names.dead_letters, names.schema, names.live),
+						12, types, values, nulls);
+	}
+	PG_CATCH();
+	{
+		if (geterrcode() == ERRCODE_UNIQUE_VIOLATION)
+		{
+			FlushErrorState();
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("pipeline \"%s\" already exists", name)));
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									 1, &isnull));
+	values[0] = Int32GetDatum(id);
+	types[0] = INT4OID;
+	wa_catalog_exec("INSERT INTO windowagg.pipeline_progress (pipeline) VALUES ($1)",
+					1, types, values, NULL);
+	SPI_finish();
+
+	slot = wa_slot_claim(MyDatabaseId, id, GetUserId(), name);
+	wa_request_at_commit(slot, WA_REQUEST_CREATE);
+	if (!PG_ARGISNULL(9) && !PG_GETARG_BOOL(9))
+		wa_request_at_commit(slot, WA_REQUEST_PAUSE);
+	PG_RETURN_INT32(id);
+}
+
+/* ---------- drop, pause, resume ---------- */
+
+static WaPipelineDef *
+lookup_owned_pipeline(const char *name)
+{
+	WaPipelineDef *def;
+
+	wa_require_shared();
+	def = wa_catalog_load(0, name);
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", name)));
+	wa_check_pipeline_owner(def);
+	return def;
+}
+
+/* The pipeline's slot; created pipelines always have one while it runs. */
+static WaPipelineSlot *
+pipeline_slot(const WaPipelineDef *def)
+{
+	WaPipelineSlot *slot = wa_slot_find_id(MyDatabaseId, def->id);
+
+	if (slot == NULL)
+		slot = wa_slot_claim(MyDatabaseId, def->id, def->owner, def->name);
+	return slot;
+}
+
+/* DROP a relation of the pipeline, as the caller, unless it is gone. */
+static void
+drop_relation(const char *kind, Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+
+	if (relname == NULL)
+		return;
+	spi_exec_ddl(psprintf("DROP %s %s.%s", kind,
+						  quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+						  quote_identifier(relname)));
+}
+
+Datum
+wa_drop_pipeline(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		drop_tables = PG_GETARG_BOOL(1);
+	WaPipelineDef *def;
+	Datum		arg;
+	Oid			argtype = INT4OID;
+
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the definition outlives SPI_finish */
+	MemoryContextSwitchTo(caller);
+	def = lookup_owned_pipeline(name);
+	arg = Int32GetDatum(def->id);
+	/* the row lock makes concurrent drops, pauses and resumes queue up */
+	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id = $1 FOR UPDATE",
+					1, &argtype, &arg, NULL);
+	drop_relation("VIEW", def->live_view);
+	if (drop_tables)
+	{
+		drop_relation("TABLE", def->result_table);
+		drop_relation("TABLE", def->dead_letter_table);
+	}
+	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
+					1, &argtype, &arg, NULL);
+	SPI_finish();
+	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
+	PG_RETURN_VOID();
+}
+
+static void
+set_enabled(const char *name, bool enabled)
+{
+	WaPipelineDef *def;
+	Datum		args[2];
+	Oid			argtypes[2] = {INT4OID, BOOLOID};
+
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the definition outlives SPI_finish */
+	MemoryContextSwitchTo(caller);
+	def = lookup_owned_pipeline(name);
+	args[0] = Int32GetDatum(def->id);
+	args[1] = BoolGetDatum(enabled);
+	wa_catalog_exec("UPDATE windowagg.pipelines SET enabled = $2 WHERE id = $1",
+					2, argtypes, args, NULL);
+	SPI_finish();
+	wa_request_at_commit(pipeline_slot(def),
+						 enabled ? WA_REQUEST_RESUME : WA_REQUEST_PAUSE);
+}
+
+Datum
+wa_pause_pipeline(PG_FUNCTION_ARGS)
+{
+	set_enabled(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	PG_RETURN_VOID();
+}
+
+Datum
+wa_resume_pipeline(PG_FUNCTION_ARGS)
+{
+	set_enabled(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,749 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  A pipeline worker: restore the checkpoint, then run epochs.
+ *
+ * The worker acts as the pipeline's owner, so it reads the source and
+ * writes the result tables with the owner's privileges.  Its engine lives
+ * in the shared pool (shmem.c), where windowagg.live() can read it.
+ *
+ * An epoch is one transaction (REPEATABLE READ, so one snapshot):
+ *	  read the source's new rows (table_source.c) into the engine, emit the
+ *	  late panes, then write the panes and dead letters (sink.c), the
+ *	  changed slices, the offset, watermark and counters.
+ * Everything an epoch did is committed together or not at all, so after
+ * any failure the worker throws its engine away and restores it from the
+ * last committed epoch, which matches the committed offset exactly.
+ *
+ * A worker that reaches windowagg.max_state_memory stops ingesting, shows
+ * status memory_full, and waits for the setting to be raised; any other
+ * error is recorded in the slot and ends the worker, which the launcher
+ * restarts after a delay.
+ *
+ * src/worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "sink.h"
+#include "table_source.h"
+
+/* Readers of the engine wait at most this many rows for the lock. */
+#define ROWS_PER_LOCK 1024
+
+typedef struct Worker
+{
+	WaPipelineSlot *slot;
+	uint32		generation;
+	MemoryContext cxt;			/* lives as long as the engine */
+	MemoryContext epoch_cxt;	/* reset after every epoch */
+	MemoryContext row_cxt;		/* reset every ROWS_PER_LOCK rows */
+
+	WaPipelineDef *def;
+	WaAggQuery *query;
+	WaKeyCodec	codec;
+	wa_engine  *engine;
+	wa_allocator allocator;
+	WaTableSource source;
+	WaSink		sink;
+	int			n_inputs;
+	wa_value   *inputs;
+	SPIPlanPtr	progress_plan;
+
+	/* the current epoch */
+	bool		locked;			/* holding the slot's state_lock */
+	int			rows_locked;
+	WaPipelineStats delta;		/* counters this epoch adds */
+	TimestampTz last_row_at;	/* wall clock of the newest row */
+	WaPipelineStats committed;	/* counters as of the last commit */
+} Worker;
+
+static Worker *worker;
+
+static void publish_progress(Worker *w, bool caught_up, bool flushed,
+							 uint64 seq);
+
+/* ---------- the state lock ---------- */
+
+static void
+lock_state(Worker *w)
+{
+	if (!w->locked)
+	{
+		LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+		w->locked = true;
+		w->rows_locked = 0;
+	}
+}
+
+static void
+unlock_state(Worker *w)
+{
+	if (w->locked)
+	{
+		LWLockRelease(&w->slot->state_lock);
+		w->locked = false;
+	}
+}
+
+/* ---------- rows ---------- */
+
+static void
+emit_pane(void *arg, const wa_pane *pane)
+{
+	Worker	   *w = arg;
+
+	wa_sink_add_pane(&w->sink, pane);
+}
+
+/* The event time in ticks, or a reason why the row cannot have one. */
+static const char *
+row_event_time(Worker *w, TupleTableSlot *slot, int64 *ticks)
+{
+	int			att = w->query->n_keys;
+	Datum		d = slot->tts_values[att];
+
+	if (slot->tts_isnull[att])
+		return "event time is null";
+	switch (w->query->event_time_type)
+	{
+		case INT2OID:
+			*ticks = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			*ticks = DatumGetInt32(d);
+			break;
+		case INT8OID:
+			*ticks = DatumGetInt64(d);
+			break;
+		default:
+			if (TIMESTAMP_NOT_FINITE(DatumGetInt64(d)))
+				return "event time is not finite";
+			*ticks = DatumGetInt64(d);
+			break;
+	}
+	return NULL;
+}
+
+static void
+worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
+{
+	Worker	   *w = arg;
+	WaAggQuery *q = w->query;
+	MemoryContext old;
+	const char *problem;
+	int64		t = 0;
+	wa_key		key;
+	wa_tick		wm_before;
+	wa_ingest_result result;
+
+	if (!counts)
+		return;
+	lock_state(w);
+	if (++w->rows_locked >= ROWS_PER_LOCK)
+	{
+		/* let readers of live windows in, and interrupts */
+		unlock_state(w);
+		MemoryContextReset(w->row_cxt);
+		CHECK_FOR_INTERRUPTS();
+		lock_state(w);
+	}
+
+	wm_before = wa_engine_watermark(w->engine);
+	problem = row_event_time(w, slot, &t);
+	if (problem != NULL)
+	{
+		old = MemoryContextSwitchTo(w->epoch_cxt);
+		wa_sink_add_dead_letter(&w->sink, arrival,
+								datumCopy(slot->tts_values[q->n_keys], true, 8),
+								slot->tts_isnull[q->n_keys], problem, wm_before);
+		MemoryContextSwitchTo(old);
+		w->delta.dead_letters++;
+		return;
+	}
+
+	wa_row_inputs(q, slot, w->inputs);
+	old = MemoryContextSwitchTo(w->row_cxt);
+	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &key);
+	MemoryContextSwitchTo(w->epoch_cxt);
+	result = wa_engine_ingest(w->engine, &key, t, w->inputs);
+	w->delta.events_in++;
+	if (result == WA_INGEST_DROPPED)
+	{
+		wa_sink_add_dead_letter(&w->sink, arrival,
+								datumCopy(slot->tts_values[q->n_keys], true, 8),
+								false,
+								"too late: every window containing the event has closed",
+								wm_before);
+		w->delta.dead_letters++;
+	}
+	else if (result == WA_INGEST_PARTIAL)
+		w->delta.events_partial++;
+	MemoryContextSwitchTo(old);
+}
+
+/* ---------- engine state ---------- */
+
+static void
+create_engine(Worker *w)
+{
+	wa_config	config;
+	wa_agg_spec *aggs = palloc0(sizeof(wa_agg_spec) * (w->query->n_aggs + 1));
+	const char *problem;
+
+	wa_agg_query_engine_aggs(w->query, aggs);
+	memset(&config, 0, sizeof(config));
+	config.n_windows = w->def->windows.n_windows;
+	config.windows = w->def->windows.windows;
+	config.bound = w->def->bound;
+	config.lateness = w->def->lateness;
+	config.n_aggs = w->query->n_aggs;
+	config.aggs = aggs;
+	config.byte_keys = !w->query->int_key;
+	config.emit = emit_pane;
+	config.emit_arg = w;
+	wa_arena_allocator_init(&w->allocator, w->slot);
+	config.allocator = &w->allocator;
+	problem = wa_config_check(&config);
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid windowing configuration: %s", problem)));
+	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	w->engine = wa_engine_create(&config);
+	w->slot->engine = w->engine;
+	LWLockRelease(&w->slot->state_lock);
+}
+
+/* Forget the engine, whatever state a failure left it in. */
+static void
+discard_engine(WaPipelineSlot *slot)
+{
+	bool		held = LWLockHeldByMe(&slot->state_lock);
+
+	if (!held)
+		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+	slot->engine = NULL;
+	wa_arena_reset(&slot->arena);
+	if (!held)
+		LWLockRelease(&slot->state_lock);
+}
+
+static wa_tick
+numeric_to_tick(Datum d, bool isnull)
+{
+	char	   *s;
+	wa_tick		v = 0;
+	bool		negative;
+
+	if (isnull)
+		return WA_TICK_MIN;
+	s = DatumGetCString(DirectFunctionCall1(numeric_out, d));
+	if (strcmp(s, "Infinity") == 0)
+		return WA_TICK_MAX;
+	negative = *s == '-';
+	for (char *p = s + (negative ? 1 : 0); *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return negative ? -v : v;
+}
+
+static Datum
+tick_to_numeric(wa_tick t, bool *isnull)
+{
+	*isnull = t <= WA_TICK_MIN;
+	if (*isnull)
+		return (Datum) 0;
+	if (t >= WA_TICK_MAX)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return wa_int128_to_numeric(t);
+}
+
+/* Load the definition, the offset and the slices (in a transaction). */
+static void
+restore(Worker *w)
+{
+	Datum		arg = Int32GetDatum(w->def->id);
+	Oid			argtype = INT4OID;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	bool		hwm_null;
+	int64		hwm;
+	wa_time_state time;
+
+	create_engine(w);
+
+	wa_catalog_exec("SELECT p.arrival_hwm, p.arrival_gaps, p.max_event_time, p.watermark, "
+					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
+					"p.panes_late, p.epochs, "
+					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid = "
+					" pg_catalog.pg_get_serial_sequence(l.source::regclass::text, l.arrival_column)::regclass) "
+					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l ON l.id = p.pipeline "
+					"WHERE p.pipeline = $1",
+					1, &argtype, &arg, NULL);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("pipeline \"%s\" has no progress row", w->def->name)));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1, &hwm_null));
+	if (hwm_null)
+	{
+		Datum		seqmin = SPI_getbinval(tup, desc, 11, &isnull);
+
+		/* nothing read yet: every number the sequence can give is ahead */
+		hwm = isnull ? 0 : DatumGetInt64(seqmin) - 1;
+	}
+	MemoryContextSwitchTo(w->cxt);
+	wa_source_restore(&w->source, hwm,
+					  DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 2, &isnull)));
+	MemoryContextSwitchTo(w->epoch_cxt);
+	memset(&time, 0, sizeof(time));
+	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	time.seen_event = !isnull;
+	time.wm = numeric_to_tick(SPI_getbinval(tup, desc, 4, &isnull), isnull);
+	memset(&w->committed, 0, sizeof(w->committed));
+	w->committed.max_event_time = time.max_ts;
+	w->committed.events_in = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	w->committed.events_partial = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+	w->committed.dead_letters = DatumGetInt64(SPI_getbinval(tup, desc, 7, &isnull));
+	w->committed.panes_on_time = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+	w->committed.panes_late = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	w->committed.epochs = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+
+	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	wa_engine_restore_time(w->engine, &time);
+	LWLockRelease(&w->slot->state_lock);
+
+	/* the slices, from the checkpoint log */
+	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	w->sink.ckpt.acc_size = wa_engine_acc_size(w->engine);
+	(void) wa_ckpt_restore(&w->sink.ckpt, w->engine);
+	LWLockRelease(&w->slot->state_lock);
+	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	wa_engine_restore_done(w->engine);
+	LWLockRelease(&w->slot->state_lock);
+	publish_progress(w, false, false, 0);
+}
+
+/* ---------- progress ---------- */
+
+/* Publish the committed counters to the slot (after commit). */
+static void
+publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
+{
+	WaPipelineSlot *slot = w->slot;
+	wa_tick		wm = wa_engine_watermark(w->engine);
+	wa_stats	stats;
+
+	wa_engine_get_stats(w->engine, &stats);
+	w->committed.has_watermark = wm > PG_INT64_MIN && wm < PG_INT64_MAX;
+	w->committed.watermark_done = wm >= WA_TICK_MAX;
+	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
+	w->committed.last_epoch_at = GetCurrentTimestamp();
+	SpinLockAcquire(&slot->mutex);
+	slot->stats = w->committed;
+	if (caught_up && seq > slot->caught_up_seq)
+		slot->caught_up_seq = seq;
+	if (flushed)
+		slot->flushed_seq = seq;
+	if (slot->status != WA_STATUS_FLUSHED || !flushed)
+		slot->status = w->committed.watermark_done ? WA_STATUS_FLUSHED :
+			WA_STATUS_RUNNING;
+	slot->last_error[0] = '\0';
+	SpinLockRelease(&slot->mutex);
+}
+
+static void
+prepare_progress_plan(Worker *w)
+{
+	Oid			types[10] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+
+	w->progress_plan = SPI_prepare("UPDATE windowagg.pipeline_progress SET "
+								   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
+								   "watermark = $5, events_in = events_in + $6, "
+								   "events_partial = events_partial + $7, "
+								   "dead_letters = dead_letters + $8, "
+								   "panes_on_time = panes_on_time + $9, "
+								   "panes_late = panes_late + $10, epochs = epochs + 1, "
+								   "updated_at = pg_catalog.now() WHERE pipeline = $1",
+								   10, types);
+	if (w->progress_plan == NULL || SPI_keepplan(w->progress_plan) != 0)
+		elog(ERROR, "could not prepare the progress update");
+}
+
+static void
+write_progress(Worker *w, const wa_time_state *time)
+{
+	Datum		values[10];
+	char		nulls[10];
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(w->def->id);
+	values[1] = Int64GetDatum(w->source.hwm);
+	values[2] = PointerGetDatum(wa_source_gaps_array(&w->source));
+	values[3] = Int64GetDatum(time->max_ts);
+	nulls[3] = time->seen_event ? ' ' : 'n';
+	values[4] = tick_to_numeric(time->wm, &isnull);
+	nulls[4] = isnull ? 'n' : ' ';
+	values[5] = Int64GetDatum(w->delta.events_in);
+	values[6] = Int64GetDatum(w->delta.events_partial);
+	values[7] = Int64GetDatum(w->delta.dead_letters);
+	values[8] = Int64GetDatum(w->delta.panes_on_time);
+	values[9] = Int64GetDatum(w->delta.panes_late);
+	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
+}
+
+/* ---------- an epoch ---------- */
+
+static void
+add_stats(WaPipelineStats *to, const WaPipelineStats *delta)
+{
+	to->events_in += delta->events_in;
+	to->events_partial += delta->events_partial;
+	to->dead_letters += delta->dead_letters;
+	to->panes_on_time += delta->panes_on_time;
+	to->panes_late += delta->panes_late;
+	to->epochs += delta->epochs;
+}
+
+/* One epoch; returns true if the source had nothing more to read. */
+static bool
+run_epoch(Worker *w)
+{
+	WaPipelineSlot *slot = w->slot;
+	uint64		seq;
+	uint64		flush_request;
+	bool		caught_up;
+	bool		flush = false;
+	bool		changed;
+	int64		hwm_before = w->source.hwm;
+	int			gaps_before = w->source.n_gaps;
+	TimestampTz now;
+	wa_time_state time;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* one snapshot for the whole epoch */
+	XactIsoLevel = XACT_REPEATABLE_READ;
+	wa_source_before_snapshot(&w->source);
+	SpinLockAcquire(&slot->mutex);
+	seq = ++slot->snapshot_seq;
+	flush_request = slot->flush_request;
+	SpinLockRelease(&slot->mutex);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "windowagg epoch");
+	MemoryContextSwitchTo(w->epoch_cxt);
+	memset(&w->delta, 0, sizeof(w->delta));
+
+	caught_up = wa_source_read(&w->source, wa_epoch_rows);
+
+	lock_state(w);
+	MemoryContextSwitchTo(w->epoch_cxt);
+	now = GetCurrentTimestamp();
+	if (w->source.rows_read > 0 || w->source.found != NIL)
+		w->last_row_at = now;
+	else if (w->def->has_idle_timeout &&
+			 now - w->last_row_at >= w->def->idle_timeout_us)
+		wa_engine_advance(w->engine, (wa_tick) now - w->def->bound);
+	if (caught_up && flush_request != 0 && seq >= flush_request)
+		flush = true;
+	if (flush)
+		wa_engine_flush(w->engine);
+	wa_engine_emit_late(w->engine);
+	wa_sink_collect_checkpoint(&w->sink, w->engine, &time);
+	w->committed.max_event_time = time.max_ts;
+	if (flush)
+		w->sink.expire_below = PG_INT64_MAX;	/* a flushed engine holds nothing */
+	unlock_state(w);
+
+	w->delta.panes_on_time = w->sink.n_on_time;
+	w->delta.panes_late = w->sink.n_late;
+	changed = flush || w->source.hwm != hwm_before ||
+		w->source.n_gaps != gaps_before || w->source.found != NIL ||
+		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
+		w->sink.ckpt.delta_slices > 0 ||
+		w->sink.expire_below > w->sink.ckpt.expired_below;
+	if (changed)
+	{
+		wa_stats	stats;
+
+		wa_engine_get_stats(w->engine, &stats);
+		w->delta.epochs = 1;
+		wa_sink_write(&w->sink, now);
+		wa_sink_write_checkpoint(&w->sink, (int64) stats.n_slices);
+		write_progress(w, &time);
+	}
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	wa_sink_reset(&w->sink);
+	MemoryContextReset(w->epoch_cxt);
+	MemoryContextReset(w->row_cxt);
+	add_stats(&w->committed, &w->delta);
+	publish_progress(w, caught_up, flush, seq);
+	return caught_up;
+}
+
+/* ---------- set-up ---------- */
+
+static void
+setup(Worker *w)
+{
+	MemoryContext old;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	old = MemoryContextSwitchTo(w->cxt);
+	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
+	/* SPI calls leave SPI's context current: switch back after each */
+	if (w->def == NULL)
+	{
+		/* its creating (sub)transaction rolled back, or it was dropped */
+		SpinLockAcquire(&w->slot->mutex);
+		w->slot->drop_requested = true;
+		SpinLockRelease(&w->slot->mutex);
+		wa_wake_launcher();
+		proc_exit(0);
+	}
+	/* parsed as the owner: the owner must still be able to read the source */
+	w->query = wa_agg_query_parse(w->def->query, w->def->event_time, NULL,
+								  w->def->arrival_column);
+	wa_key_codec_init(&w->codec, w->query);
+	w->n_inputs = wa_agg_query_n_inputs(w->query);
+	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1));
+	wa_source_init(&w->source, w->query, w->cxt, worker_row, w);
+	wa_source_set_epoch_context(&w->source, w->epoch_cxt);
+	/* the accumulator size is known once an engine exists (restore) */
+	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
+	prepare_progress_plan(w);
+	MemoryContextSwitchTo(old);
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+static void
+restore_in_transaction(Worker *w)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(w->epoch_cxt);
+	restore(w);
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextReset(w->epoch_cxt);
+	w->last_row_at = GetCurrentTimestamp();
+}
+
+/* ---------- requests, failures and exit ---------- */
+
+static void
+check_requests(Worker *w)
+{
+	WaPipelineSlot *slot = w->slot;
+	bool		ours;
+	bool		wanted;
+
+	SpinLockAcquire(&slot->mutex);
+	ours = slot->in_use && slot->generation == w->generation &&
+		!slot->drop_requested;
+	wanted = slot->wanted;
+	if (ours && !wanted)
+		slot->status = WA_STATUS_PAUSED;
+	SpinLockRelease(&slot->mutex);
+	if (!ours || !wanted)
+		proc_exit(0);
+}
+
+static void
+worker_exit(int code, Datum arg)
+{
+	WaPipelineSlot *slot = (WaPipelineSlot *) DatumGetPointer(arg);
+
+	if (worker != NULL && worker->generation == slot->generation)
+		discard_engine(slot);
+	SpinLockAcquire(&slot->mutex);
+	if (slot->pid == MyProcPid)
+	{
+		slot->pid = 0;
+		slot->worker_latch = NULL;
+	}
+	SpinLockRelease(&slot->mutex);
+	wa_wake_launcher();
+}
+
+/*
+ * After an error: report it, roll back, and throw the engine away.
+ * Returns true if the error was the state memory limit.
+ */
+static bool
+recover_from_error(Worker *w)
+{
+	ErrorData  *edata;
+	bool		memory_full;
+
+	MemoryContextSwitchTo(w->cxt);
+	edata = CopyErrorData();
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	w->locked = false;
+	discard_engine(w->slot);
+	w->engine = NULL;
+	wa_sink_reset(&w->sink);
+	MemoryContextReset(w->epoch_cxt);
+	MemoryContextReset(w->row_cxt);
+
+	memory_full = edata->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+	SpinLockAcquire(&w->slot->mutex);
+	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL : WA_STATUS_FAILED;
+	strlcpy(w->slot->last_error, edata->message, sizeof(w->slot->last_error));
+	SpinLockRelease(&w->slot->mutex);
+	FreeErrorData(edata);
+	return memory_full;
+}
+
+/* Stopped at the memory limit: wait until it is raised. */
+static void
+wait_for_more_memory(Worker *w)
+{
+	int			limit = wa_max_state_memory_kb;
+
+	while (wa_max_state_memory_kb <= limit)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		check_requests(w);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
+void
+wa_worker_main(Datum arg)
+{
+	int			index = DatumGetInt32(arg);
+	WaPipelineSlot *slot = &wa_shared->slots[index];
+	Oid			dbid;
+	uint32		generation;
+	Worker	   *w;
+
+	memcpy(&dbid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&generation, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(uint32));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&slot->mutex);
+	if (!slot->in_use || slot->generation != generation || slot->pid != 0)
+	{
+		SpinLockRelease(&slot->mutex);
+		proc_exit(0);
+	}
+	slot->pid = MyProcPid;
+	slot->worker_latch = MyLatch;
+	slot->status = WA_STATUS_STARTING;
+	SpinLockRelease(&slot->mutex);
+
+	w = MemoryContextAllocZero(TopMemoryContext, sizeof(Worker));
+	w->slot = slot;
+	w->generation = generation;
+	w->cxt = AllocSetContextCreate(TopMemoryContext, "windowagg worker",
+								   ALLOCSET_DEFAULT_SIZES);
+	w->epoch_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg epoch",
+										 ALLOCSET_DEFAULT_SIZES);
+	w->row_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg row",
+									   ALLOCSET_SMALL_SIZES);
+	worker = w;
+	/* registered before the connection, so it runs after its clean-up */
+	before_shmem_exit(worker_exit, PointerGetDatum(slot));
+
+	/*
+	 * Connect as the bootstrap superuser and become the owner for good: a
+	 * role that may not log in can still own a pipeline.  Transactions
+	 * restore this identity when they end, and only catalog statements
+	 * (catalog.c) switch away from it.
+	 */
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	SetUserIdAndSecContext(slot->owner, SECURITY_LOCAL_USERID_CHANGE);
+	pgstat_report_appname(psprintf("windowagg pipeline %s", slot->name));
+
+	for (;;)
+	{
+		bool		failed = false;
+
+		PG_TRY();
+		{
+			if (w->def == NULL)
+				setup(w);
+			restore_in_transaction(w);
+			for (;;)
+			{
+				bool		caught_up;
+
+				check_requests(w);
+				caught_up = run_epoch(w);
+				if (!caught_up)
+					continue;	/* a backlog: no waiting */
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 wa_epoch_ms, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				CHECK_FOR_INTERRUPTS();
+				if (ConfigReloadPending)
+				{
+					ConfigReloadPending = false;
+					ProcessConfigFile(PGC_SIGHUP);
+				}
+			}
+		}
+		PG_CATCH();
+		{
+			failed = true;
+		}
+		PG_END_TRY();
+
+		if (failed && recover_from_error(w))
+			wait_for_more_memory(w);
+		else if (failed)
+			proc_exit(1);
+	}
+}

@@ -1,0 +1,73 @@
+# Pipelines at their limits: the state memory bound (stop, lose nothing,
+# resume once raised) and the idle timeout (the watermark follows the wall
+# clock when no rows arrive).
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('limits');
+$node->init;
+$node->append_conf('postgresql.conf', slurp_file('test/windowagg.conf'));
+$node->append_conf('postgresql.conf', 'windowagg.max_state_memory = 64kB');
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION windowagg;
+	CREATE TABLE src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                  k int NOT NULL, t bigint NOT NULL, v int);
+	SELECT windowagg.create_pipeline('big', 'SELECT k, count(*) AS n, sum(v) AS s FROM src GROUP BY k',
+	                                 't', ARRAY[windowagg.hopping(100, 10)], bound => 1000000);
+	-- 5000 keys, each with slices in ten windows: far more than 64kB
+	INSERT INTO src (k, t, v) SELECT i % 5000, i % 100, i FROM generate_series(1, 20000) i;
+});
+
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'memory_full' FROM windowagg.stat_pipelines WHERE name = 'big'"),
+	'the pipeline stops at windowagg.max_state_memory');
+like($node->safe_psql('postgres', "SELECT last_error FROM windowagg.stat_pipelines"),
+	qr/reached windowagg.max_state_memory \(64 kB\)/, 'and says why');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM big'), '0', 'nothing half-done was committed');
+
+# rows keep arriving while it waits; nothing is lost once the bound is raised
+$node->safe_psql('postgres',
+	'INSERT INTO src (k, t, v) SELECT i % 5000, 100 + i % 100, i FROM generate_series(20001, 30000) i');
+$node->safe_psql('postgres', "ALTER SYSTEM SET windowagg.max_state_memory = '64MB'");
+$node->reload;
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'running' FROM windowagg.stat_pipelines WHERE name = 'big'"),
+	'it resumes once the bound is raised');
+is($node->safe_psql('postgres', "SELECT windowagg.flush('big', '3 min')"), 't', 'flushed');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (
+	    (SELECT k, window_start, window_end, n, s FROM big
+	     EXCEPT
+	     SELECT k, ws, ws + 100, count(*), sum(v)
+	     FROM src, LATERAL (SELECT w FROM generate_series(t - t % 10 - 90, t - t % 10, 10) w) x(ws)
+	     GROUP BY 1, 2, 3)
+	    UNION ALL
+	    (SELECT k, ws, ws + 100, count(*), sum(v)
+	     FROM src, LATERAL (SELECT w FROM generate_series(t - t % 10 - 90, t - t % 10, 10) w) x(ws)
+	     GROUP BY 1, 2, 3
+	     EXCEPT
+	     SELECT k, window_start, window_end, n, s FROM big)) d}), '0',
+	'every window equals GROUP BY over every row');
+is($node->safe_psql('postgres', 'SELECT events_in, dead_letters FROM windowagg.stat_pipelines'),
+	'30000|0', 'every row counted once');
+
+# idle timeout: no more rows, yet the last window fires by the wall clock
+$node->safe_psql('postgres', q{
+	CREATE TABLE readings (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                       device int NOT NULL, read_at timestamptz NOT NULL);
+	SELECT windowagg.create_pipeline('idle', 'SELECT device, count(*) AS n FROM readings GROUP BY device',
+	                                 'read_at', ARRAY[windowagg.tumbling('1 s')],
+	                                 bound => '100 ms', idle_timeout => '200 ms');
+	INSERT INTO readings (device, read_at) VALUES (1, now()), (1, now());
+});
+ok($node->poll_query_until('postgres', 'SELECT n = 2 FROM idle'),
+	'the window fired without a later event, by the idle timeout');
+is($node->safe_psql('postgres', "SELECT pane, revision FROM idle"), 'on_time|1', 'as an on-time pane');
+
+$node->stop;
+done_testing();
