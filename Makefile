@@ -4,8 +4,8 @@
 # make install    install it into the PostgreSQL that pg_config names
 # make test       (as root on Debian) install what is missing, build,
 #                 install, and run every test
-# make demo       (as root on Debian) the same set-up, then a windowed
-#                 aggregation on a throwaway server
+# make demo       (as root on Debian) the same set-up, then a live
+#                 pipeline on a throwaway server
 # make bench      every benchmark; make bench-engine the engine one alone
 
 EXTENSION   = windowagg
@@ -40,7 +40,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql bench-moving check-engine
+.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -51,7 +51,7 @@ test:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql bench-moving
+bench: bench-engine bench-sql bench-moving bench-pipeline
 
 bench-engine:
 	$(MAKE) -C bench/engine run
@@ -61,6 +61,9 @@ bench-sql:
 
 bench-moving:
 	bash bench/moving/run.sh
+
+bench-pipeline:
+	bash bench/pipeline/run.sh
 
 # rebuild everything when a header changes (PGXS tracks no dependencies)
 $(OBJS): $(wildcard src/*.h src/engine/*.h)

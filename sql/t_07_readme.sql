@@ -45,3 +45,26 @@ SELECT count(*) > 0 AS multi_window_runs FROM windowagg.aggregate(
       lo float8, mean float8, pane text, revision bigint);
 
 SELECT windowagg.window_starts(timestamptz '2024-01-01 00:07+00', '20 min', '5 min');
+ALTER TABLE readings ADD PRIMARY KEY (arrival);  -- pipelines find new rows by it
+
+SELECT windowagg.create_pipeline(
+    name       => 'temps',
+    query      => 'SELECT device_id, max(temp) AS hi, count(*) AS n
+                   FROM readings GROUP BY device_id',
+    event_time => 'read_at',
+    windows    => ARRAY[windowagg.tumbling('5 min')],
+    bound      => '30 s',
+    lateness   => '3 min') > 0 AS created;
+SELECT windowagg.wait('temps');    -- true once every committed row is in
+SELECT device_id, window_start, hi, n, pane, revision FROM temps ORDER BY 1, 2;
+INSERT INTO readings (device_id, read_at, temp) VALUES
+    (1, '2024-01-01 10:08:00+00', 24.0),   -- late for 10:05-10:10, within lateness
+    (2, '2024-01-01 10:20:00+00', 35.0);   -- the watermark moves to 10:19:30
+SELECT windowagg.wait('temps');
+SELECT device_id, window_start, hi, n, pane, revision FROM temps ORDER BY 1, 2;
+SELECT device_id, window_start, hi, n FROM temps_live;     -- not fired yet
+SELECT arrival, event_time, reason, watermark FROM temps_dead_letters;
+SELECT status, events_in, panes_on_time, panes_late, dead_letters, watermark
+FROM windowagg.stat_pipelines WHERE name = 'temps';
+SELECT windowagg.flush('temps');   -- end of input: every window fires
+SELECT windowagg.drop_pipeline('temps', drop_tables => true);

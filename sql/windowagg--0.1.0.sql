@@ -332,6 +332,7 @@ CREATE TABLE windowagg.pipelines (
     name text NOT NULL UNIQUE,
     owner regrole NOT NULL,
     query text NOT NULL,
+    search_path text NOT NULL,      -- the creator's, for resolving the query
     event_time text NOT NULL,
     arrival_column text NOT NULL,
     windows windowagg.window[] NOT NULL,

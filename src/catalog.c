@@ -24,6 +24,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/guc.h"
 
 /* Run fn(arg) as the bootstrap superuser, restoring the user on error. */
 static int
@@ -123,7 +124,8 @@ wa_catalog_load(int32 id, const char *name)
 	}
 	wa_catalog_exec(psprintf("SELECT id, name, owner::oid, query, event_time, arrival_column, "
 							 "windows, bound, lateness, idle_timeout, source::oid, "
-							 "result_table::oid, dead_letter_table::oid, live_view::oid, enabled "
+							 "result_table::oid, dead_letter_table::oid, live_view::oid, enabled, "
+							 "search_path "
 							 "FROM windowagg.pipelines WHERE %s = $1",
 							 name != NULL ? "name" : "id"),
 					1, &argtype, &arg, NULL);
@@ -155,7 +157,23 @@ wa_catalog_load(int32 id, const char *name)
 	def->dead_letter_table = DatumGetObjectId(SPI_getbinval(tup, desc, 13, &isnull));
 	def->live_view = DatumGetObjectId(SPI_getbinval(tup, desc, 14, &isnull));
 	def->enabled = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
+	def->search_path = get_text(tup, desc, 16, &isnull);
 	return def;
+}
+
+WaAggQuery *
+wa_pipeline_query_parse(const WaPipelineDef *def)
+{
+	int			save_nestlevel = NewGUCNestLevel();
+	WaAggQuery *q;
+
+	(void) set_config_option("search_path", def->search_path,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	q = wa_agg_query_parse(def->query, def->event_time, NULL,
+						   def->arrival_column);
+	AtEOXact_GUC(true, save_nestlevel);
+	return q;
 }
 
 void

@@ -148,6 +148,7 @@ typedef struct WaPipelineDef
 	char	   *name;
 	Oid			owner;
 	char	   *query;
+	char	   *search_path;	/* the creator's: names in query resolve by it */
 	char	   *event_time;
 	char	   *arrival_column;
 	WaWindowSet windows;
@@ -176,6 +177,12 @@ extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 /* The same for a prepared statement. */
 extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
 									const char *nulls);
+
+/*
+ * Parse the pipeline's query as the current user, with the search_path it
+ * was created under.
+ */
+extern WaAggQuery *wa_pipeline_query_parse(const WaPipelineDef *def);
 
 /* Error unless the current user has the privileges of the pipeline owner. */
 extern void wa_check_pipeline_owner(const WaPipelineDef *def);

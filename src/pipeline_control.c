@@ -204,8 +204,7 @@ wa_live(PG_FUNCTION_ARGS)
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(def->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	MemoryContextSwitchTo(caller);
-	out.query = wa_agg_query_parse(def->query, def->event_time, NULL,
-								   def->arrival_column);
+	out.query = wa_pipeline_query_parse(def);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	SPI_finish();
 	MemoryContextSwitchTo(caller);

@@ -267,7 +267,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	WaPipelineSlot *slot;
 	Datum		values[13];
 	Oid			types[13] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
-	INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, OIDOID};
+	INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID};
 	char		nulls[13];
 	int32		id;
 	bool		isnull;
@@ -360,17 +360,18 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[9] = ObjectIdGetDatum(q->relid);
 	values[10] = CStringGetTextDatum(psprintf("%s.%s", names.schema, names.result));
 	values[11] = BoolGetDatum(PG_ARGISNULL(9) ? true : PG_GETARG_BOOL(9));
-	values[12] = ObjectIdGetDatum(InvalidOid);
+	/* names in the query resolve later as they did now */
+	values[12] = CStringGetTextDatum(namespace_search_path);
 	PG_TRY();
 	{
 		wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
 								 "(name, owner, query, event_time, arrival_column, windows, "
 								 "bound, lateness, idle_timeout, source, result_table, "
-								 "dead_letter_table, live_view, enabled) "
+								 "dead_letter_table, live_view, enabled, search_path) "
 								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regclass, "
-								 "'%s.%s'::regclass, '%s.%s'::regclass, $12) RETURNING id",
+								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13) RETURNING id",
 								 names.schema, names.dead_letters, names.schema, names.live),
-						12, types, values, nulls);
+						13, types, values, nulls);
 	}
 	PG_CATCH();
 	{

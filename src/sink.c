@@ -254,7 +254,6 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 			 WaKeyCodec *codec, uint32 acc_size, MemoryContext long_lived)
 {
 	MemoryContext old = MemoryContextSwitchTo(long_lived);
-	HASHCTL		ctl;
 	Oid		   *types;
 	int			ncols = q->n_keys + 2 + q->n_aggs;
 	Oid			dead_types[4];
@@ -281,16 +280,6 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	dead_types[2] = TEXTOID;
 	dead_types[3] = sink->window_type;
 	columns_init(&sink->dead, 4, dead_types, long_lived);
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(PaneId);
-	ctl.entrysize = sizeof(PaneEntry);
-	ctl.hash = pane_id_hash;
-	ctl.match = pane_id_compare;
-	ctl.hcxt = long_lived;
-	sink->pane_index = hash_create("windowagg epoch panes", 1024, &ctl,
-								   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
-								   HASH_CONTEXT);
 
 	build_pane_statements(sink, def);
 	build_dead_letter_insert(sink, def);
@@ -323,6 +312,21 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 	id.window = pane->window;
 	id.start = pane->start;
 
+	if (sink->pane_index == NULL)
+	{
+		HASHCTL		ctl;
+
+		/* made per epoch, in the epoch's memory: its reset frees it */
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(PaneId);
+		ctl.entrysize = sizeof(PaneEntry);
+		ctl.hash = pane_id_hash;
+		ctl.match = pane_id_compare;
+		ctl.hcxt = CurrentMemoryContext;
+		sink->pane_index = hash_create("windowagg epoch panes", 1024, &ctl,
+									   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+									   HASH_CONTEXT);
+	}
 	entry = hash_search(sink->pane_index, &id, HASH_ENTER, &found);
 	if (found)
 		row = entry->row;		/* the newest value replaces the older one */
@@ -360,10 +364,6 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 		c->values[col][row] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
 												 &c->nulls[col][row]);
 	}
-	if (pane->kind == WA_PANE_ON_TIME)
-		sink->n_on_time++;
-	else
-		sink->n_late++;
 }
 
 void
@@ -406,20 +406,24 @@ wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 
 /* ---------- writing ---------- */
 
-static void
+/* Returns the number of rows written. */
+static int
 execute_unnest(SPIPlanPtr plan, const WaColumns *c, int filter, bool want,
 			   Datum epoch_time)
 {
 	Datum	   *args = palloc(sizeof(Datum) * (c->nsent + 1));
+	int			nrows;
 	int			ret;
 
 	args[0] = epoch_time;
-	if (columns_to_arrays(c, args + 1, filter, want) == 0)
-		return;
+	nrows = columns_to_arrays(c, args + 1, filter, want);
+	if (nrows == 0)
+		return 0;
 	ret = SPI_execute_plan(plan, args, NULL, false, 0);
 	if (ret < 0)
 		elog(ERROR, "windowagg could not write an epoch: %s",
 			 SPI_result_code_string(ret));
+	return nrows;
 }
 
 void
@@ -429,10 +433,10 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 
 	if (sink->panes.nrows > 0)
 	{
-		execute_unnest(sink->insert_plan, &sink->panes, late, false,
-					   TimestampTzGetDatum(epoch_time));
-		execute_unnest(sink->upsert_plan, &sink->panes, late, true,
-					   TimestampTzGetDatum(epoch_time));
+		sink->n_on_time = execute_unnest(sink->insert_plan, &sink->panes, late,
+										 false, TimestampTzGetDatum(epoch_time));
+		sink->n_late = execute_unnest(sink->upsert_plan, &sink->panes, late,
+									  true, TimestampTzGetDatum(epoch_time));
 	}
 	if (sink->dead.nrows > 0)
 	{
@@ -458,18 +462,12 @@ wa_sink_write_checkpoint(WaSink *sink, int64 live_slices)
 void
 wa_sink_reset(WaSink *sink)
 {
-	HASH_SEQ_STATUS status;
-	PaneEntry  *e;
-
-	if (sink->pane_index == NULL)
+	if (sink->query == NULL)
 		return;					/* never set up */
 	columns_reset(&sink->panes);
 	columns_reset(&sink->dead);
 	wa_ckpt_reset(&sink->ckpt);
-	/* removing the entry just returned is allowed during a scan */
-	hash_seq_init(&status, sink->pane_index);
-	while ((e = hash_seq_search(&status)) != NULL)
-		hash_search(sink->pane_index, &e->id, HASH_REMOVE, NULL);
+	sink->pane_index = NULL;	/* went with the epoch's memory */
 	sink->n_on_time = 0;
 	sink->n_late = 0;
 }

@@ -35,11 +35,12 @@ typedef struct WaSink
 	Oid			window_type;
 
 	WaColumns	panes;			/* keys, start, end, aggregates; is late */
-	HTAB	   *pane_index;		/* (key, window, start) -> row in panes */
+	HTAB	   *pane_index;		/* (key, window, start) -> row in panes,
+								 * in the epoch's memory */
 	WaColumns	dead;			/* arrival, event time, reason, watermark */
 	WaCheckpoint ckpt;			/* changed slices */
 	int64		expire_below;	/* this epoch's slice expiry bound */
-	int64		n_on_time;		/* panes emitted this epoch */
+	int64		n_on_time;		/* rows written by wa_sink_write, by kind */
 	int64		n_late;
 
 	SPIPlanPtr	insert_plan;	/* on-time panes */
@@ -63,7 +64,7 @@ extern void wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 extern void wa_sink_write(WaSink *sink, TimestampTz epoch_time);
 /* The epoch's changed slices into the checkpoint log. */
 extern void wa_sink_write_checkpoint(WaSink *sink, int64 live_slices);
-/* After the epoch committed or rolled back. */
+/* After the epoch committed or rolled back, before its memory is reset. */
 extern void wa_sink_reset(WaSink *sink);
 
 #endif							/* WINDOWAGG_SINK_H */

@@ -36,6 +36,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -478,8 +479,6 @@ run_epoch(Worker *w)
 		w->sink.expire_below = PG_INT64_MAX;	/* a flushed engine holds nothing */
 	unlock_state(w);
 
-	w->delta.panes_on_time = w->sink.n_on_time;
-	w->delta.panes_late = w->sink.n_late;
 	changed = flush || w->source.hwm != hwm_before ||
 		w->source.n_gaps != gaps_before || w->source.found != NIL ||
 		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
@@ -492,6 +491,8 @@ run_epoch(Worker *w)
 		wa_engine_get_stats(w->engine, &stats);
 		w->delta.epochs = 1;
 		wa_sink_write(&w->sink, now);
+		w->delta.panes_on_time = w->sink.n_on_time;
+		w->delta.panes_late = w->sink.n_late;
 		wa_sink_write_checkpoint(&w->sink, (int64) stats.n_slices);
 		write_progress(w, &time);
 	}
@@ -533,7 +534,14 @@ setup(Worker *w)
 		wa_wake_launcher();
 		proc_exit(0);
 	}
-	/* parsed as the owner: the owner must still be able to read the source */
+	/*
+	 * Parsed as the owner (who must still be able to read the source) and
+	 * under the creator's search_path, which the worker keeps: the row
+	 * query deparsed now runs for the worker's lifetime.
+	 */
+	(void) set_config_option("search_path", w->def->search_path,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
 	w->query = wa_agg_query_parse(w->def->query, w->def->event_time, NULL,
 								  w->def->arrival_column);
 	wa_key_codec_init(&w->codec, w->query);
@@ -688,8 +696,9 @@ wa_worker_main(Datum arg)
 	w->generation = generation;
 	w->cxt = AllocSetContextCreate(TopMemoryContext, "windowagg worker",
 								   ALLOCSET_DEFAULT_SIZES);
+	/* an epoch's buffers are kept between epochs, not given back and faulted in */
 	w->epoch_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg epoch",
-										 ALLOCSET_DEFAULT_SIZES);
+										 0, 8 * 1024 * 1024, 8 * 1024 * 1024);
 	w->row_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg row",
 									   ALLOCSET_SMALL_SIZES);
 	worker = w;
