@@ -101,7 +101,7 @@ SELECT * FROM alice_space.alice_p_live;
 RESET ROLE;
 
 -- the worker runs as the owner: it stops with a clear error when the
--- owner can no longer read the source, and goes on once it can again
+-- owner can no longer read the source (until resumed)
 SET ROLE wa_alice;
 INSERT INTO alice_space.secret (k, t) VALUES (1, 5), (1, 25);
 SELECT windowagg.wait('alice_p');
@@ -113,7 +113,7 @@ SELECT windowagg.resume('alice_p');
 DO $$
 BEGIN
     FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'failed' FROM windowagg.stat_pipelines WHERE name = 'alice_p');
+        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'alice_p');
         PERFORM pg_sleep(0.05);
     END LOOP;
 END $$;

@@ -488,3 +488,32 @@ LEFT JOIN windowagg._pipeline_status() s ON s.pipeline = p.id;
 COMMENT ON VIEW windowagg.stat_pipelines IS
     'one row per pipeline of this database: status, worker, counters, watermark, lag, state memory, last error';
 GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
+
+--
+-- A pipeline's tables cannot be dropped from under it: DROP TABLE of its
+-- source, result or dead-letter table fails and says to drop the pipeline
+-- first (windowagg.drop_pipeline(name, drop_tables => true) drops them all).
+--
+CREATE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT p.name, d.object_identity,
+               CASE d.objid WHEN p.source::oid THEN 'reads'
+                            ELSE 'writes' END AS verb
+        FROM pg_event_trigger_dropped_objects() d
+        JOIN windowagg.pipelines p
+          ON d.objid IN (p.source, p.result_table, p.dead_letter_table)
+        WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0
+    LOOP
+        RAISE EXCEPTION 'cannot drop table % because pipeline "%" % it',
+                        r.object_identity, r.name, r.verb
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = format('Drop the pipeline first: SELECT windowagg.drop_pipeline(%L);', r.name);
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER windowagg_refuse_drop ON sql_drop
+    EXECUTE FUNCTION windowagg._refuse_drop();

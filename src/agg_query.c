@@ -468,9 +468,22 @@ wa_agg_query_parse(const char *query, const char *event_time,
 
 			col->name = pstrdup(name);
 			map_aggregate(aggref, col);
+			col->input = -1;
 			if (!aggref->aggstar)
-				agg_inputs = lappend(agg_inputs,
-									 ((TargetEntry *) linitial(aggref->args))->expr);
+			{
+				Expr	   *arg = ((TargetEntry *) linitial(aggref->args))->expr;
+				ListCell   *prev;
+
+				/* min(x), max(x), avg(x) read x once */
+				foreach(prev, agg_inputs)
+					if (equal(lfirst(prev), arg))
+						col->input = foreach_current_index(prev);
+				if (col->input < 0)
+				{
+					col->input = list_length(agg_inputs);
+					agg_inputs = lappend(agg_inputs, arg);
+				}
+			}
 		}
 		else
 			ereport(ERROR,
@@ -488,8 +501,13 @@ wa_agg_query_parse(const char *query, const char *event_time,
 	foreach(lc, key_exprs)
 		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
 	row_tlist = lappend(row_tlist, row_column((Expr *) event_var, &resno));
+	result->n_inputs = list_length(agg_inputs);
+	result->input_types = palloc0(sizeof(Oid) * (result->n_inputs + 1));
 	foreach(lc, agg_inputs)
+	{
+		result->input_types[foreach_current_index(lc)] = exprType(lfirst(lc));
 		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	}
 	if (arrival_column != NULL)
 		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);
 	q->targetList = row_tlist;
@@ -533,12 +551,10 @@ wa_agg_query_parse(const char *query, const char *event_time,
 void
 wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
 {
-	int			input = 0;
-
 	for (int i = 0; i < q->n_aggs; i++)
 	{
 		out[i].kind = q->aggs[i].kind;
-		out[i].input = q->aggs[i].kind == WA_AGG_COUNT_STAR ? 0 : input++;
+		out[i].input = Max(q->aggs[i].input, 0);
 	}
 }
 
@@ -546,10 +562,5 @@ wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
 int
 wa_agg_query_n_inputs(const WaAggQuery *q)
 {
-	int			n = 0;
-
-	for (int i = 0; i < q->n_aggs; i++)
-		if (q->aggs[i].kind != WA_AGG_COUNT_STAR)
-			n++;
-	return n;
+	return q->n_inputs;
 }

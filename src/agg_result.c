@@ -130,22 +130,16 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 
 /*
  * The aggregate inputs of a row of the row query (keys, event time, then
- * one column per aggregate that reads an input) as engine values.
+ * each distinct aggregate input once) as engine values.
  */
 void
 wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
 {
-	int			input = 0;
-
-	for (int i = 0; i < q->n_aggs; i++)
+	for (int j = 0; j < q->n_inputs; j++)
 	{
-		int			attno;
+		int			attno = q->n_keys + 1 + j;
 
-		if (q->aggs[i].kind == WA_AGG_COUNT_STAR)
-			continue;
-		attno = q->n_keys + 1 + input;
-		wa_datum_to_value(q->aggs[i].input_type, slot->tts_values[attno],
-						  slot->tts_isnull[attno], &inputs[input]);
-		input++;
+		wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
+						  slot->tts_isnull[attno], &inputs[j]);
 	}
 }

@@ -376,10 +376,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	wa_engine_allocator_init(&allocator, engine_context);
 	aggs = palloc0(sizeof(wa_agg_spec) * (run->query->n_aggs + 1));
 	wa_agg_query_engine_aggs(run->query, aggs);
-	run->n_inputs = 0;
-	for (int i = 0; i < run->query->n_aggs; i++)
-		if (aggs[i].kind != WA_AGG_COUNT_STAR)
-			run->n_inputs++;
+	run->n_inputs = wa_agg_query_n_inputs(run->query);
 	run->inputs = palloc0(sizeof(wa_value) * (run->n_inputs + 1));
 
 	memset(&config, 0, sizeof(config));

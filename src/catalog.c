@@ -112,6 +112,13 @@ wa_catalog_load(int32 id, const char *name)
 	bool		isnull;
 	Datum		d;
 
+	/* after DROP EXTENSION, every pipeline of the database is gone */
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'windowagg'",
+					true, 0) != SPI_OK_SELECT || SPI_processed == 0)
+	{
+		MemoryContextSwitchTo(caller);
+		return NULL;
+	}
 	if (name != NULL)
 	{
 		arg = CStringGetTextDatum(name);

@@ -10,8 +10,8 @@
  * pipeline it finds there.  From then on create_pipeline claims slots
  * itself.  The launcher's loop starts a worker for every slot that wants
  * one, restarts failed workers after a growing delay (1 s doubling to
- * 1 min), and releases the slots of dropped pipelines once their worker
- * has gone.  Backends wake it through its latch when they commit a change.
+ * 1 min) unless they stopped on an error that only a user can fix, and
+ * releases the slots of dropped pipelines once their worker has gone.  Backends wake it through its latch when they commit a change.
  *
  * src/launcher.c
  *
@@ -220,6 +220,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	LaunchState *ls = &launch_state[i];
 	bool		wanted;
 	bool		drop;
+	bool		needs_resume;
 	WaPipelineStatus status;
 	bool		running = worker_running(ls);
 
@@ -231,6 +232,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	SpinLockAcquire(&slot->mutex);
 	wanted = slot->wanted;
 	drop = slot->drop_requested;
+	needs_resume = slot->needs_resume;
 	status = slot->status;
 	SpinLockRelease(&slot->mutex);
 
@@ -248,9 +250,12 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		}
 		return;
 	}
-	if (!wanted)
+	if (!wanted || needs_resume)
 	{
-		ls->started_at = 0;		/* its worker left because it was asked to */
+		/* its worker left because it was asked to, or waits for a user */
+		ls->started_at = 0;
+		ls->failures = 0;
+		ls->next_start = 0;
 		return;
 	}
 	if (running)

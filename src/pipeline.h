@@ -35,6 +35,8 @@ typedef enum WaPipelineStatus
 	WA_STATUS_PAUSED,
 	WA_STATUS_MEMORY_FULL,		/* stopped ingesting at max_state_memory */
 	WA_STATUS_FAILED,			/* worker failed; restarted after a delay */
+	WA_STATUS_STOPPED,			/* its definition no longer works: waits
+								 * for windowagg.resume */
 	WA_STATUS_FLUSHED			/* end of input reached */
 } WaPipelineStatus;
 
@@ -82,6 +84,7 @@ typedef struct WaPipelineSlot
 	slock_t		mutex;
 	bool		wanted;			/* committed, enabled: a worker should run */
 	bool		drop_requested;
+	bool		needs_resume;	/* stopped on an error only a user can fix */
 	uint64		flush_request;	/* epochs numbered from it flush; 0: none */
 	uint64		snapshot_seq;	/* epochs that have taken their snapshot */
 	uint64		caught_up_seq;	/* newest epoch that saw every visible row */

@@ -461,14 +461,15 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
 	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id = $1 FOR UPDATE",
 					1, &argtype, &arg, NULL);
+	/* the catalog row first: the tables are the pipeline's no longer */
+	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
+					1, &argtype, &arg, NULL);
 	drop_relation("VIEW", def->live_view);
 	if (drop_tables)
 	{
 		drop_relation("TABLE", def->result_table);
 		drop_relation("TABLE", def->dead_letter_table);
 	}
-	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
-					1, &argtype, &arg, NULL);
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
 	PG_RETURN_VOID();

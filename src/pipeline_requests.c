@@ -57,7 +57,8 @@ apply_request(PendingRequest *r)
 		case WA_REQUEST_CREATE:
 		case WA_REQUEST_RESUME:
 			slot->wanted = true;
-			if (slot->status == WA_STATUS_PAUSED)
+			slot->needs_resume = false;
+			if (slot->status == WA_STATUS_PAUSED || slot->status == WA_STATUS_STOPPED)
 				slot->status = WA_STATUS_STARTING;
 			break;
 		case WA_REQUEST_PAUSE:

@@ -167,6 +167,7 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name)
 		SpinLockAcquire(&found->mutex);
 		found->wanted = false;
 		found->drop_requested = false;
+		found->needs_resume = false;
 		found->flush_request = 0;
 		found->snapshot_seq = 0;
 		found->caught_up_seq = 0;
@@ -403,6 +404,8 @@ wa_status_name(WaPipelineStatus status)
 			return "memory_full";
 		case WA_STATUS_FAILED:
 			return "failed";
+		case WA_STATUS_STOPPED:
+			return "stopped";
 		case WA_STATUS_FLUSHED:
 			return "flushed";
 	}

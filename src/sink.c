@@ -6,13 +6,14 @@
  *	  log (checkpoint.c).
  *
  * Everything an epoch produces is buffered as columns and written with one
- * statement per table at the end of the epoch (INSERT ... SELECT FROM
- * ROWS FROM (unnest($2), unnest($3), ...)), in the epoch's transaction.  A window emitted
- * twice in one epoch (fired on time, then refined by a late row of the
- * same epoch) is buffered once with its newest value, so every window gets
- * at most one upsert per commit and readers never see an intermediate
- * revision.  The result table computes revisions itself: a new row starts
- * at 1 and every upsert of an existing row adds 1.
+ * statement per kind at the end of the epoch, in the epoch's transaction:
+ * panes through a tuplestore exposed to the statement as a relation, dead
+ * letters as arrays (few rows; the statement joins the source for them).
+ * A window emitted twice in one epoch (fired on time, then refined by a
+ * late row of the same epoch) is buffered once with its newest value, so
+ * every window gets at most one write per commit and readers never see an
+ * intermediate revision.  The result table computes revisions itself: a
+ * new row starts at 1 and every upsert of an existing row adds 1.
  *
  * src/sink.c
  *
@@ -27,6 +28,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+#include "miscadmin.h"
 
 /* A buffered pane's identity, for merging repeats within an epoch. */
 typedef struct PaneId
@@ -152,6 +155,92 @@ prepare_unnest_plan(const char *sql, const WaColumns *c, int extra_args,
 	return plan;
 }
 
+/* ---------- panes through an ephemeral named relation ---------- */
+
+/*
+ * The pane statements read the epoch's panes from a tuplestore that SPI
+ * exposes as a relation named PANES_RELATION (the mechanism of trigger
+ * transition tables): cheaper than passing one array per column and
+ * unnesting them, which costs as much again as the insert itself.
+ */
+#define PANES_RELATION "windowagg_epoch_panes"
+
+static void
+register_panes(WaSink *sink, Tuplestorestate *store)
+{
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+
+	enr->md.name = PANES_RELATION;
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = sink->panes_desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = store != NULL ? tuplestore_tuple_count(store) : 0;
+	enr->reldata = store;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "could not register the epoch's panes");
+}
+
+static void
+unregister_panes(void)
+{
+	if (SPI_unregister_relation(PANES_RELATION) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "could not unregister the epoch's panes");
+}
+
+static SPIPlanPtr
+prepare_pane_plan(WaSink *sink, const char *sql)
+{
+	Oid			epoch_time_type = TIMESTAMPTZOID;
+	SPIPlanPtr	plan;
+
+	register_panes(sink, NULL);
+	plan = SPI_prepare(sql, 1, &epoch_time_type);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the plan of \"%s\"", sql);
+	unregister_panes();
+	return plan;
+}
+
+/* Write the buffered panes of one kind; returns the number of rows. */
+static int
+write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
+{
+	WaColumns  *c = &sink->panes;
+	int			kind = c->ncols - 1;
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Datum	   *values = palloc(sizeof(Datum) * c->nsent);
+	bool	   *nulls = palloc(sizeof(bool) * c->nsent);
+	int			nrows = 0;
+	int			ret;
+
+	for (int row = 0; row < c->nrows; row++)
+	{
+		if (DatumGetBool(c->values[kind][row]) != late)
+			continue;
+		for (int i = 0; i < c->nsent; i++)
+		{
+			values[i] = c->values[i][row];
+			nulls[i] = c->nulls[i][row];
+		}
+		tuplestore_putvalues(store, sink->panes_desc, values, nulls);
+		nrows++;
+	}
+	if (nrows > 0)
+	{
+		register_panes(sink, store);
+		ret = SPI_execute_plan(plan, &epoch_time, NULL, false, 0);
+		if (ret < 0)
+			elog(ERROR, "windowagg could not write panes: %s",
+				 SPI_result_code_string(ret));
+		unregister_panes();
+	}
+	tuplestore_end(store);
+	return nrows;
+}
+
 /* ---------- set-up ---------- */
 
 static uint32
@@ -195,9 +284,7 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 {
 	const WaAggQuery *q = sink->query;
 	StringInfoData cols;
-	StringInfoData source;
 	StringInfoData sql;
-	Oid			epoch_time_type = TIMESTAMPTZOID;
 
 	initStringInfo(&cols);
 	for (int i = 0; i < q->n_keys; i++)
@@ -206,22 +293,16 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 	for (int i = 0; i < q->n_aggs; i++)
 		appendStringInfo(&cols, ", %s", quote_identifier(q->aggs[i].name));
 
-	initStringInfo(&source);
-	appendStringInfoString(&source, "ROWS FROM (");
-	for (int i = 0; i < sink->panes.nsent; i++)
-		appendStringInfo(&source, "%spg_catalog.unnest($%d)", i > 0 ? ", " : "", i + 2);
-	appendStringInfoString(&source, ") AS u");
-
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (%s, pane, revision, updated_at) "
-					 "SELECT u.*, 'on_time', 1, $1 FROM %s",
-					 qualified_name(def->result_table), cols.data, source.data);
-	sink->insert_plan = prepare_unnest_plan(sql.data, &sink->panes, 1, &epoch_time_type);
+					 "SELECT p.*, 'on_time', 1, $1 FROM " PANES_RELATION " p",
+					 qualified_name(def->result_table), cols.data);
+	sink->insert_plan = prepare_pane_plan(sink, sql.data);
 
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) "
-					 "SELECT u.*, 'late', 1, $1 FROM %s ON CONFLICT (",
-					 qualified_name(def->result_table), cols.data, source.data);
+					 "SELECT p.*, 'late', 1, $1 FROM " PANES_RELATION " p ON CONFLICT (",
+					 qualified_name(def->result_table), cols.data);
 	for (int i = 0; i < q->n_keys; i++)
 		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
 	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
@@ -230,7 +311,7 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 						 quote_identifier(q->aggs[i].name));
 	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
 						   "updated_at = EXCLUDED.updated_at");
-	sink->upsert_plan = prepare_unnest_plan(sql.data, &sink->panes, 1, &epoch_time_type);
+	sink->upsert_plan = prepare_pane_plan(sink, sql.data);
 }
 
 static void
@@ -274,6 +355,10 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	types[ncols] = BOOLOID;		/* late, not sent: it picks the statement */
 	columns_init(&sink->panes, ncols + 1, types, long_lived);
 	sink->panes.nsent = ncols;
+	sink->panes_desc = CreateTemplateTupleDesc(ncols);
+	for (int i = 0; i < ncols; i++)
+		TupleDescInitEntry(sink->panes_desc, (AttrNumber) (i + 1),
+						   psprintf("c%d", i + 1), types[i], -1, 0);
 
 	dead_types[0] = INT8OID;
 	dead_types[1] = q->event_time_type;
@@ -406,37 +491,15 @@ wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 
 /* ---------- writing ---------- */
 
-/* Returns the number of rows written. */
-static int
-execute_unnest(SPIPlanPtr plan, const WaColumns *c, int filter, bool want,
-			   Datum epoch_time)
-{
-	Datum	   *args = palloc(sizeof(Datum) * (c->nsent + 1));
-	int			nrows;
-	int			ret;
-
-	args[0] = epoch_time;
-	nrows = columns_to_arrays(c, args + 1, filter, want);
-	if (nrows == 0)
-		return 0;
-	ret = SPI_execute_plan(plan, args, NULL, false, 0);
-	if (ret < 0)
-		elog(ERROR, "windowagg could not write an epoch: %s",
-			 SPI_result_code_string(ret));
-	return nrows;
-}
-
 void
 wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 {
-	int			late = sink->panes.ncols - 1;
-
 	if (sink->panes.nrows > 0)
 	{
-		sink->n_on_time = execute_unnest(sink->insert_plan, &sink->panes, late,
-										 false, TimestampTzGetDatum(epoch_time));
-		sink->n_late = execute_unnest(sink->upsert_plan, &sink->panes, late,
-									  true, TimestampTzGetDatum(epoch_time));
+		sink->n_on_time = write_panes(sink, sink->insert_plan, false,
+									  TimestampTzGetDatum(epoch_time));
+		sink->n_late = write_panes(sink, sink->upsert_plan, true,
+								   TimestampTzGetDatum(epoch_time));
 	}
 	if (sink->dead.nrows > 0)
 	{

@@ -35,6 +35,7 @@ typedef struct WaSink
 	Oid			window_type;
 
 	WaColumns	panes;			/* keys, start, end, aggregates; is late */
+	TupleDesc	panes_desc;		/* the sent columns, as a relation */
 	HTAB	   *pane_index;		/* (key, window, start) -> row in panes,
 								 * in the epoch's memory */
 	WaColumns	dead;			/* arrival, event time, reason, watermark */

@@ -27,7 +27,7 @@ int			wa_result_memory_kb = 8192;
 int			wa_max_pipelines = 16;
 int			wa_shared_memory_mb = 64;
 int			wa_max_state_memory_kb = 32 * 1024;
-int			wa_epoch_ms = 100;
+int			wa_epoch_ms = 50;
 int			wa_epoch_rows = 100000;
 
 void		_PG_init(void);
@@ -57,7 +57,7 @@ _PG_init(void)
 							"offset in one transaction; longer epochs write less often, shorter ones "
 							"make results fresher.",
 							&wa_epoch_ms,
-							100, 1, 3600 * 1000,
+							50, 1, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("windowagg.epoch_rows",

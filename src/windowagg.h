@@ -87,6 +87,8 @@ typedef struct WaAggColumn
 	char	   *name;
 	wa_agg_kind kind;
 	Oid			input_type;		/* InvalidOid for count(*) */
+	int			input;			/* index of its input in the row query's
+								 * inputs; -1 for count(*) */
 	Oid			result_type;
 	const char *sql_name;		/* "min", "count", ... for messages */
 } WaAggColumn;
@@ -108,6 +110,8 @@ typedef struct WaAggQuery
 	bool		int_key;		/* one integer key: int64 engine keys */
 	int			n_aggs;
 	WaAggColumn *aggs;
+	int			n_inputs;		/* distinct aggregate inputs */
+	Oid		   *input_types;	/* their types */
 	char	   *row_query;		/* keys, event time, inputs, in order */
 	/* pipelines: row_query then also returns these (see agg_query.c) */
 	char	   *arrival_column; /* NULL for the batch functions */

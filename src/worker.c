@@ -16,9 +16,11 @@
  * last committed epoch, which matches the committed offset exactly.
  *
  * A worker that reaches windowagg.max_state_memory stops ingesting, shows
- * status memory_full, and waits for the setting to be raised; any other
- * error is recorded in the slot and ends the worker, which the launcher
- * restarts after a delay.
+ * status memory_full, and waits for the setting to be raised.  An error
+ * that only a user can fix (the source changed, a privilege was revoked)
+ * stops the pipeline until windowagg.resume; any other error is recorded
+ * in the slot and ends the worker, which the launcher restarts after a
+ * delay.  Either way the committed checkpoint and offset stay as they were.
  *
  * src/worker.c
  *
@@ -28,6 +30,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -37,6 +40,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -65,6 +69,8 @@ typedef struct Worker
 	wa_value   *inputs;
 	SPIPlanPtr	progress_plan;
 
+	bool		source_changed; /* relcache invalidation for the source */
+
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
 	int			rows_locked;
@@ -77,6 +83,7 @@ static Worker *worker;
 
 static void publish_progress(Worker *w, bool caught_up, bool flushed,
 							 uint64 seq);
+static void leave_dropped(Worker *w);
 
 /* ---------- the state lock ---------- */
 
@@ -414,6 +421,59 @@ write_progress(Worker *w, const wa_time_state *time)
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }
 
+/* ---------- changes to the source table ---------- */
+
+static void
+source_invalidated(Datum arg, Oid relid)
+{
+	Worker	   *w = (Worker *) DatumGetPointer(arg);
+
+	if (w->def != NULL && (relid == InvalidOid || relid == w->def->source))
+		w->source_changed = true;
+}
+
+static bool
+same_shape(const WaAggQuery *a, const WaAggQuery *b)
+{
+	if (strcmp(a->row_query, b->row_query) != 0 ||
+		a->event_time_type != b->event_time_type ||
+		a->n_keys != b->n_keys || a->n_aggs != b->n_aggs ||
+		a->n_inputs != b->n_inputs)
+		return false;
+	for (int i = 0; i < a->n_keys; i++)
+		if (a->keys[i].typid != b->keys[i].typid)
+			return false;
+	for (int i = 0; i < a->n_aggs; i++)
+		if (a->aggs[i].result_type != b->aggs[i].result_type)
+			return false;
+	for (int i = 0; i < a->n_inputs; i++)
+		if (a->input_types[i] != b->input_types[i])
+			return false;
+	return true;
+}
+
+/*
+ * After an ALTER TABLE on the source, the query must still mean what it
+ * meant: a dropped column fails to parse, and a column whose type changed
+ * would otherwise be read as the old type.
+ */
+static void
+recheck_source(Worker *w)
+{
+	WaAggQuery *now;
+
+	w->source_changed = false;
+	now = wa_agg_query_parse(w->def->query, w->def->event_time, NULL,
+							 w->def->arrival_column);
+	if (!same_shape(now, w->query))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the source table of pipeline \"%s\" changed", w->def->name),
+				 errdetail("Its query now reads columns of other types than when the pipeline was created."),
+				 errhint("Restore the table's definition and call windowagg.resume('%s'), or drop and re-create the pipeline.",
+						 w->def->name)));
+}
+
 /* ---------- an epoch ---------- */
 
 static void
@@ -457,6 +517,10 @@ run_epoch(Worker *w)
 	pgstat_report_activity(STATE_RUNNING, "windowagg epoch");
 	MemoryContextSwitchTo(w->epoch_cxt);
 	memset(&w->delta, 0, sizeof(w->delta));
+	if (!OidIsValid(get_extension_oid("windowagg", true)))
+		leave_dropped(w);		/* DROP EXTENSION took the pipeline along */
+	if (w->source_changed)
+		recheck_source(w);
 
 	caught_up = wa_source_read(&w->source, wa_epoch_rows);
 
@@ -511,6 +575,17 @@ run_epoch(Worker *w)
 
 /* ---------- set-up ---------- */
 
+/* The pipeline no longer exists: give the slot back and leave. */
+static void
+leave_dropped(Worker *w)
+{
+	SpinLockAcquire(&w->slot->mutex);
+	w->slot->drop_requested = true;
+	SpinLockRelease(&w->slot->mutex);
+	wa_wake_launcher();
+	proc_exit(0);
+}
+
 static void
 setup(Worker *w)
 {
@@ -526,14 +601,8 @@ setup(Worker *w)
 	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
 	/* SPI calls leave SPI's context current: switch back after each */
 	if (w->def == NULL)
-	{
-		/* its creating (sub)transaction rolled back, or it was dropped */
-		SpinLockAcquire(&w->slot->mutex);
-		w->slot->drop_requested = true;
-		SpinLockRelease(&w->slot->mutex);
-		wa_wake_launcher();
-		proc_exit(0);
-	}
+		leave_dropped(w);		/* its creating (sub)transaction rolled
+								 * back, or it was dropped */
 	/*
 	 * Parsed as the owner (who must still be able to read the source) and
 	 * under the creator's search_path, which the worker keeps: the row
@@ -552,6 +621,7 @@ setup(Worker *w)
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
 	prepare_progress_plan(w);
+	CacheRegisterRelcacheCallback(source_invalidated, PointerGetDatum(w));
 	MemoryContextSwitchTo(old);
 
 	SPI_finish();
@@ -614,6 +684,19 @@ worker_exit(int code, Datum arg)
 }
 
 /*
+ * Errors that retrying cannot cure: the source table or the result table
+ * changed or went away, or the owner lost a privilege (SQLSTATE class 42),
+ * or the query no longer passes validation.  The pipeline stops until a
+ * user calls windowagg.resume, instead of failing again every minute.
+ */
+static bool
+needs_user_action(int sqlerrcode)
+{
+	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION ||
+		sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED;
+}
+
+/*
  * After an error: report it, roll back, and throw the engine away.
  * Returns true if the error was the state memory limit.
  */
@@ -622,6 +705,7 @@ recover_from_error(Worker *w)
 {
 	ErrorData  *edata;
 	bool		memory_full;
+	bool		needs_user;
 
 	MemoryContextSwitchTo(w->cxt);
 	edata = CopyErrorData();
@@ -636,8 +720,11 @@ recover_from_error(Worker *w)
 	MemoryContextReset(w->row_cxt);
 
 	memory_full = edata->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+	needs_user = needs_user_action(edata->sqlerrcode);
 	SpinLockAcquire(&w->slot->mutex);
-	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL : WA_STATUS_FAILED;
+	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL :
+		needs_user ? WA_STATUS_STOPPED : WA_STATUS_FAILED;
+	w->slot->needs_resume = needs_user;
 	strlcpy(w->slot->last_error, edata->message, sizeof(w->slot->last_error));
 	SpinLockRelease(&w->slot->mutex);
 	FreeErrorData(edata);
