@@ -40,7 +40,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline check-engine
+.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -51,7 +51,7 @@ test:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql bench-moving bench-pipeline
+bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint
 
 bench-engine:
 	$(MAKE) -C bench/engine run
@@ -64,6 +64,9 @@ bench-moving:
 
 bench-pipeline:
 	bash bench/pipeline/run.sh
+
+bench-checkpoint:
+	bash bench/checkpoint/run.sh
 
 # rebuild everything when a header changes (PGXS tracks no dependencies)
 $(OBJS): $(wildcard src/*.h src/engine/*.h)

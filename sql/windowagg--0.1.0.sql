@@ -365,6 +365,7 @@ CREATE TABLE windowagg.pipeline_progress (
     panes_on_time bigint NOT NULL DEFAULT 0,
     panes_late bigint NOT NULL DEFAULT 0,
     epochs bigint NOT NULL DEFAULT 0,
+    checkpoint_seq bigint NOT NULL DEFAULT 0,  -- newest row of the checkpoint log
     updated_at timestamptz
 );
 COMMENT ON TABLE windowagg.pipeline_progress IS
@@ -394,6 +395,14 @@ GRANT SELECT ON windowagg.pipelines, windowagg.pipeline_progress TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipelines', '');
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipeline_progress', '');
 SELECT pg_catalog.pg_extension_config_dump('windowagg.checkpoints', '');
+
+-- A pipeline row that arrives without create_pipeline (pg_restore of a
+-- dump) gets its worker when its transaction commits, like a created one.
+CREATE FUNCTION windowagg._pipeline_inserted() RETURNS trigger
+AS 'MODULE_PATHNAME', 'wa_pipeline_inserted'
+LANGUAGE C;
+CREATE TRIGGER start_pipeline AFTER INSERT ON windowagg.pipelines
+    FOR EACH ROW EXECUTE FUNCTION windowagg._pipeline_inserted();
 
 CREATE FUNCTION windowagg.create_pipeline(name text,
                                           query text,

@@ -23,6 +23,7 @@
 #include "pipeline.h"
 
 #include "catalog/namespace.h"
+#include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -34,6 +35,7 @@ PG_FUNCTION_INFO_V1(wa_create_pipeline);
 PG_FUNCTION_INFO_V1(wa_drop_pipeline);
 PG_FUNCTION_INFO_V1(wa_pause_pipeline);
 PG_FUNCTION_INFO_V1(wa_resume_pipeline);
+PG_FUNCTION_INFO_V1(wa_pipeline_inserted);
 
 /* ---------- the arrival column ---------- */
 
@@ -264,7 +266,6 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
-	WaPipelineSlot *slot;
 	Datum		values[13];
 	Oid			types[13] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
 	INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID};
@@ -393,10 +394,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 					1, types, values, NULL);
 	SPI_finish();
 
-	slot = wa_slot_claim(MyDatabaseId, id, GetUserId(), name);
-	wa_request_at_commit(slot, WA_REQUEST_CREATE);
-	if (!PG_ARGISNULL(9) && !PG_GETARG_BOOL(9))
-		wa_request_at_commit(slot, WA_REQUEST_PAUSE);
+	/* the insert's trigger (wa_pipeline_inserted) claimed the slot */
 	PG_RETURN_INT32(id);
 }
 
@@ -510,4 +508,44 @@ wa_resume_pipeline(PG_FUNCTION_ARGS)
 {
 	set_enabled(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
 	PG_RETURN_VOID();
+}
+
+/*
+ * AFTER INSERT trigger on windowagg.pipelines: a row restored by
+ * pg_restore gets a slot, and a worker once its transaction commits.
+ * (create_pipeline's own insert passes here too; claiming is idempotent.)
+ * The worker starts only once the pipeline's progress row and checkpoint
+ * are complete: see the checkpoint_seq check in worker.c.
+ */
+Datum
+wa_pipeline_inserted(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	tup;
+	bool		isnull;
+	int32		id;
+	Oid			owner;
+	char	   *name;
+	bool		enabled;
+	WaPipelineSlot *slot;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		elog(ERROR, "wa_pipeline_inserted must be an AFTER INSERT FOR EACH ROW trigger");
+	if (wa_shared == NULL)
+		return PointerGetDatum(NULL);	/* not preloaded: nothing to start */
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tup = trigdata->tg_trigtuple;
+	id = DatumGetInt32(heap_getattr(tup, SPI_fnumber(desc, "id"), desc, &isnull));
+	owner = DatumGetObjectId(heap_getattr(tup, SPI_fnumber(desc, "owner"), desc, &isnull));
+	name = TextDatumGetCString(heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull));
+	enabled = DatumGetBool(heap_getattr(tup, SPI_fnumber(desc, "enabled"), desc, &isnull));
+
+	slot = wa_slot_claim(MyDatabaseId, id, owner, name);
+	wa_request_at_commit(slot, WA_REQUEST_CREATE);
+	if (!enabled)
+		wa_request_at_commit(slot, WA_REQUEST_PAUSE);
+	return PointerGetDatum(NULL);
 }

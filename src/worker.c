@@ -300,16 +300,32 @@ restore(Worker *w)
 					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
 					"p.panes_late, p.epochs, "
 					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid = "
-					" pg_catalog.pg_get_serial_sequence(l.source::regclass::text, l.arrival_column)::regclass) "
+					" pg_catalog.pg_get_serial_sequence(l.source::regclass::text, l.arrival_column)::regclass), "
+					"p.checkpoint_seq, "
+					"(SELECT COALESCE(max(c.seq), 0) FROM windowagg.checkpoints c WHERE c.pipeline = p.pipeline) "
 					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l ON l.id = p.pipeline "
 					"WHERE p.pipeline = $1",
 					1, &argtype, &arg, NULL);
+	/*
+	 * The progress row and the checkpoint log are written in one
+	 * transaction; while pg_restore is loading them they can disagree, and
+	 * the worker waits (fails, and is retried) until they agree.
+	 */
 	if (SPI_processed != 1)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("pipeline \"%s\" has no progress row", w->def->name)));
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has no progress row yet", w->def->name),
+				 errdetail("It is written with the pipeline, or by pg_restore after it.")));
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
+	if (DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)) !=
+		DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("checkpoint of pipeline \"%s\" is not complete yet", w->def->name),
+				 errdetail("Its progress row refers to checkpoint %lld, the log ends at %lld.",
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)),
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))));
 	hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1, &hwm_null));
 	if (hwm_null)
 	{
@@ -381,8 +397,8 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 static void
 prepare_progress_plan(Worker *w)
 {
-	Oid			types[10] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Oid			types[11] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
 
 	w->progress_plan = SPI_prepare("UPDATE windowagg.pipeline_progress SET "
 								   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
@@ -391,8 +407,9 @@ prepare_progress_plan(Worker *w)
 								   "dead_letters = dead_letters + $8, "
 								   "panes_on_time = panes_on_time + $9, "
 								   "panes_late = panes_late + $10, epochs = epochs + 1, "
+								   "checkpoint_seq = $11, "
 								   "updated_at = pg_catalog.now() WHERE pipeline = $1",
-								   10, types);
+								   11, types);
 	if (w->progress_plan == NULL || SPI_keepplan(w->progress_plan) != 0)
 		elog(ERROR, "could not prepare the progress update");
 }
@@ -400,8 +417,8 @@ prepare_progress_plan(Worker *w)
 static void
 write_progress(Worker *w, const wa_time_state *time)
 {
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[11];
+	char		nulls[11];
 	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -417,6 +434,7 @@ write_progress(Worker *w, const wa_time_state *time)
 	values[7] = Int64GetDatum(w->delta.dead_letters);
 	values[8] = Int64GetDatum(w->delta.panes_on_time);
 	values[9] = Int64GetDatum(w->delta.panes_late);
+	values[10] = Int64GetDatum(w->sink.ckpt.seq);
 	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }

@@ -1,0 +1,83 @@
+# pg_dump and pg_restore: a pipeline's definition, checkpoint and result
+# tables move to a fresh server, and the restored pipeline goes on from
+# its offset without reprocessing anything.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $conf = slurp_file('test/windowagg.conf');
+my $setup = slurp_file('sql/t_00_setup.sql');
+
+my $old = PostgreSQL::Test::Cluster->new('old');
+$old->init;
+$old->append_conf('postgresql.conf', $conf);
+$old->start;
+$old->safe_psql('postgres', 'CREATE DATABASE app');
+$old->safe_psql('app', 'CREATE EXTENSION windowagg');
+$old->safe_psql('app', $setup);
+$old->safe_psql('app', q{
+	SELECT make_events('ev', 6000, 9, 2, 15, 23, 300, 0.31);
+	CREATE TABLE src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                  k int NOT NULL, t bigint, v int);
+	CREATE FUNCTION feed(lo int, hi int) RETURNS void LANGUAGE sql AS $$
+	    INSERT INTO src (k, t, v) SELECT k, t, v FROM ev
+	    WHERE id BETWEEN lo AND hi ORDER BY id $$;
+	SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn
+	                                       FROM src GROUP BY k',
+	                                 't', ARRAY[windowagg.hopping(60, 20), windowagg.tumbling(30)],
+	                                 bound => 20, lateness => 60);
+	SELECT feed(1, 3000);
+	SELECT windowagg.wait('p');
+});
+my $before = $old->safe_psql('app',
+	'SELECT events_in, panes_on_time, panes_late, dead_letters FROM windowagg.stat_pipelines');
+my $results_before = $old->safe_psql('app',
+	'SELECT count(*), sum(n), sum(revision) FROM p');
+my $dump = $old->basedir . '/app.dump';
+$old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('app') ], 'pg_dump');
+$old->stop;
+
+my $new = PostgreSQL::Test::Cluster->new('new');
+$new->init;
+$new->append_conf('postgresql.conf', $conf);
+$new->start;
+$new->safe_psql('postgres', 'CREATE DATABASE app');
+$new->command_ok([ 'pg_restore', '-d', $new->connstr('app'), $dump ], 'pg_restore');
+
+ok($new->poll_query_until('app',
+		"SELECT status = 'running' FROM windowagg.stat_pipelines WHERE name = 'p'"),
+	'the restored pipeline runs');
+is($new->safe_psql('app',
+		'SELECT events_in, panes_on_time, panes_late, dead_letters FROM windowagg.stat_pipelines'),
+	$before, 'its counters are where they were: nothing was reprocessed');
+is($new->safe_psql('app', 'SELECT count(*), sum(n), sum(revision) FROM p'),
+	$results_before, 'its result table is as it was');
+
+# the rest of the stream, on the new server
+$new->safe_psql('app', 'SELECT feed(3001, 6000)');
+is($new->safe_psql('app', "SELECT windowagg.flush('p', '3 min')"), 't', 'flushed');
+my ($windows, $wrong, $missing, $dead_wrong) = split /\|/, $new->safe_psql('app', q{
+	CREATE TABLE acc AS SELECT * FROM ref_accept('ev', '{60,30}', '{20,30}', '{0,0}', 20, 60);
+	WITH want AS (
+	    SELECT e.k, a.ws::bigint AS ws, a.we::bigint AS we, count(*) AS n,
+	           sum(e.v) AS s, min(e.v) AS mn
+	    FROM acc a JOIN ev e USING (id) WHERE a.ws IS NOT NULL GROUP BY 1, 2, 3),
+	got AS (SELECT k, window_start, window_end, n, s, mn FROM p)
+	SELECT (SELECT count(*) FROM want),
+	       (SELECT count(*) FROM (SELECT * FROM got EXCEPT SELECT * FROM want) x),
+	       (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * FROM got) x),
+	       (SELECT count(*) FROM (
+	           (SELECT arrival FROM p_dead_letters EXCEPT SELECT id FROM acc WHERE ws IS NULL)
+	           UNION ALL
+	           (SELECT id FROM acc WHERE ws IS NULL EXCEPT SELECT arrival FROM p_dead_letters)) d)});
+cmp_ok($windows, '>', 500, "$windows windows to check");
+is($wrong, 0, 'no window differs from the reference');
+is($missing, 0, 'no window is missing');
+is($dead_wrong, 0, 'the dead letters are exactly the too-late rows');
+is($new->safe_psql('app', 'SELECT events_in FROM windowagg.stat_pipelines'), '6000',
+	'every row counted once across the two servers');
+$new->stop;
+done_testing();

@@ -1,0 +1,176 @@
+# Exactly-once across crashes.  For each of three seeds, a stream of
+# 1,000,000 events (out of order, late and too-late ones, 13 keys) is fed
+# in batches while the pipeline's worker is killed with SIGKILL (the
+# postmaster then restarts every process) and, separately, the server is
+# stopped in immediate mode, at random points: six times per run.  After
+# recovery and a flush, the result table must equal a brute-force
+# reference row for row, the dead letters must be exactly the too-late
+# events, and a reader polling the result table during the run must never
+# see a window's revision go back or a revision change its values.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $events = $ENV{WA_CRASH_EVENTS} || 1_000_000;
+my $batches = 40;
+my $batch_size = int(($events + $batches - 1) / $batches);
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf('postgresql.conf', slurp_file('test/windowagg.conf'));
+$node->append_conf('postgresql.conf', "restart_after_crash = on\nlog_min_messages = warning");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION windowagg');
+$node->safe_psql('postgres', slurp_file('sql/t_00_setup.sql'));
+
+# The reader: each poll compares every row of the result table with what
+# the previous polls saw (kept in a table, so that it survives the
+# crashes), then remembers the rows.
+my $reader_polls = 0;
+my $reader_violations = 0;
+
+sub poll_results
+{
+	my ($name) = @_;
+	my $bad = $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM $name r JOIN seen s
+		  ON s.k = r.k AND s.ws = r.window_start AND s.we = r.window_end
+		WHERE r.revision < s.rev
+		   OR (r.revision = s.rev AND (r.n, r.s, r.mn) IS DISTINCT FROM (s.n, s.s, s.mn));
+		INSERT INTO seen
+		SELECT r.k, r.window_start, r.window_end, r.revision, r.n, r.s, r.mn
+		FROM $name r LEFT JOIN seen s
+		  ON s.k = r.k AND s.ws = r.window_start AND s.we = r.window_end
+		WHERE s.k IS NULL OR s.rev <> r.revision
+		ON CONFLICT (k, ws, we) DO UPDATE
+		SET rev = EXCLUDED.rev, n = EXCLUDED.n, s = EXCLUDED.s, mn = EXCLUDED.mn;});
+	$reader_polls++;
+	$reader_violations += $bad;
+	diag("poll $reader_polls: $bad windows went back") if $bad;
+}
+
+sub crash
+{
+	my ($how) = @_;
+	if ($how eq 'worker')
+	{
+		my $pid = $node->safe_psql('postgres',
+			'SELECT worker_pid FROM windowagg.stat_pipelines');
+		if ($pid)
+		{
+			kill 'KILL', $pid;
+			note("SIGKILL to worker $pid");
+		}
+		# the postmaster restarts everything: wait until it answers again
+		$node->poll_query_until('postgres', 'SELECT true') or die 'server did not come back';
+	}
+	else
+	{
+		$node->stop('immediate');
+		$node->start;
+		note('immediate stop and start');
+	}
+	$node->poll_query_until('postgres',
+		"SELECT worker_pid IS NOT NULL FROM windowagg.stat_pipelines")
+	  or die 'no worker after the crash';
+}
+
+for my $seed (1 .. 3)
+{
+	srand(1000 + $seed);
+	my $name = "p$seed";
+	$node->safe_psql('postgres', qq{
+		DROP TABLE IF EXISTS seen;
+		CREATE TABLE seen (k int, ws bigint, we bigint, rev bigint, n bigint, s bigint, mn int,
+		                   PRIMARY KEY (k, ws, we));
+		SELECT make_events('ev$seed', $events, 13, 2, 15, 29, 300, 0.$seed);
+		CREATE TABLE src$seed (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		                       ev_id bigint NOT NULL, k int NOT NULL, t bigint, v int);
+		SELECT windowagg.create_pipeline('$name',
+		    'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn FROM src$seed GROUP BY k',
+		    't', ARRAY[windowagg.hopping(300, 100), windowagg.tumbling(150)],
+		    bound => 20, lateness => 60);
+	});
+
+	# six crashes at random batches: four worker kills, two immediate stops
+	my %crash_at;
+	while (keys %crash_at < 6)
+	{
+		my $b = 1 + int(rand($batches - 2));
+		$crash_at{$b} = (keys %crash_at < 4) ? 'worker' : 'server'
+		  unless exists $crash_at{$b};
+	}
+
+	my $crashes = 0;
+	for my $b (0 .. $batches - 1)
+	{
+		# the next rows after what has committed (a crash may have cut a batch)
+		my $done = $node->safe_psql('postgres',
+			"SELECT coalesce(max(ev_id), 0) FROM src$seed");
+		my $hi = ($b + 1) * $batch_size;
+		$node->safe_psql('postgres', qq{
+			INSERT INTO src$seed (ev_id, k, t, v)
+			SELECT id, k, t, v FROM ev$seed WHERE id > $done AND id <= $hi ORDER BY id});
+		poll_results($name);
+		if (my $how = $crash_at{$b})
+		{
+			# let the worker get into an epoch, then crash at a random moment
+			select(undef, undef, undef, rand(0.3));
+			crash($how);
+			$crashes++;
+			poll_results($name);
+		}
+	}
+	is($node->safe_psql('postgres', "SELECT count(*) FROM src$seed"), $events,
+		"seed $seed: every event fed once");
+	is($node->safe_psql('postgres', "SELECT windowagg.flush('$name', '10 min')"), 't',
+		"seed $seed: flushed after $crashes crashes");
+	cmp_ok($crashes, '>=', 5, "seed $seed: at least five crashes");
+	poll_results($name);
+
+	# the reference: replay the watermark over the events in arrival order,
+	# with window arithmetic written out in SQL (independent of the engine)
+	my ($windows, $wrong, $missing, $dead, $dead_wrong) = split /\|/, $node->safe_psql('postgres', qq{
+		CREATE TABLE wm$seed AS
+		SELECT id, k, t, v,
+		       max(t) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) - 20 AS wm
+		FROM ev$seed;
+		CREATE TABLE acc$seed AS
+		SELECT e.id, e.k, e.v, ws, ws + s.size AS we
+		FROM wm$seed e,
+		     (VALUES (300, 100), (150, 150)) s(size, slide),
+		     LATERAL generate_series(0, s.size / s.slide - 1) j,
+		     LATERAL (SELECT e.t - ((e.t % s.slide) + s.slide) % s.slide - j * s.slide AS ws) w
+		WHERE e.wm IS NULL OR ws + s.size + 60 > e.wm;
+		WITH want AS (
+		    SELECT k, ws, we, count(*) AS n, sum(v) AS s, min(v) AS mn
+		    FROM acc$seed GROUP BY 1, 2, 3),
+		got AS (SELECT k, window_start, window_end, n, s, mn FROM $name),
+		dead_want AS (SELECT id FROM ev$seed EXCEPT SELECT id FROM acc$seed),
+		dead_got AS (SELECT (source_row->>'ev_id')::bigint AS id FROM ${name}_dead_letters)
+		SELECT (SELECT count(*) FROM want),
+		       (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want) x),
+		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got) x),
+		       (SELECT count(*) FROM dead_want),
+		       (SELECT count(*) FROM ((SELECT * FROM dead_got EXCEPT ALL SELECT * FROM dead_want)
+		                              UNION ALL
+		                              (SELECT * FROM dead_want EXCEPT ALL SELECT * FROM dead_got)) d)});
+	cmp_ok($windows, '>', $events / 10, "seed $seed: $windows windows to check");
+	is($wrong, 0, "seed $seed: no window differs from the reference");
+	is($missing, 0, "seed $seed: no window is missing");
+	cmp_ok($dead, '>', 0, "seed $seed: $dead too-late events");
+	is($dead_wrong, 0, "seed $seed: dead letters are exactly the too-late events, once each");
+	is($node->safe_psql('postgres', "SELECT events_in FROM windowagg.stat_pipelines WHERE name = '$name'"),
+		$events, "seed $seed: the counters count every event once");
+	$node->safe_psql('postgres', qq{
+		SELECT windowagg.drop_pipeline('$name', drop_tables => true);
+		DROP TABLE src$seed, ev$seed, wm$seed, acc$seed;});
+}
+cmp_ok($reader_polls, '>', 3 * $batches, "the reader polled the results $reader_polls times");
+is($reader_violations, 0, 'no revision ever went back or changed its values');
+
+$node->stop;
+done_testing();
