@@ -242,8 +242,11 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	{
 		if (!running)
 		{
-			wa_arena_reset(&slot->arena);
+			/* normally the worker gave it back already; a live() may read */
+			LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
 			slot->engine = NULL;
+			wa_arena_reset(&slot->arena);
+			LWLockRelease(&slot->state_lock);
 			wa_slot_release(slot);
 			ls->failures = 0;
 			ls->next_start = 0;

@@ -97,56 +97,36 @@ columns_reset(WaColumns *c)
 	c->capacity = 0;
 }
 
-/*
- * The first nsent columns as arrays, for the unnest() of a prepared
- * statement: every row, or (filter >= 0) the rows whose boolean column
- * filter equals want.  Returns the number of rows sent.
- */
-static int
-columns_to_arrays(const WaColumns *c, Datum *arrays, int filter, bool want)
+/* The columns as arrays, one per column, for unnest() in a statement. */
+static void
+columns_to_arrays(const WaColumns *c, Datum *arrays)
 {
-	int			nrows = 0;
-	Datum	   *values = palloc(sizeof(Datum) * Max(c->nrows, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(c->nrows, 1));
+	int			dims[1] = {c->nrows};
+	int			lbs[1] = {1};
 
 	for (int i = 0; i < c->nsent; i++)
 	{
 		int16		typlen;
 		bool		typbyval;
 		char		typalign;
-		int			dims[1];
-		int			lbs[1] = {1};
 
-		nrows = 0;
-		for (int row = 0; row < c->nrows; row++)
-		{
-			if (filter >= 0 && DatumGetBool(c->values[filter][row]) != want)
-				continue;
-			values[nrows] = c->values[i][row];
-			nulls[nrows++] = c->nulls[i][row];
-		}
-		dims[0] = nrows;
 		get_typlenbyvalalign(c->types[i], &typlen, &typbyval, &typalign);
-		arrays[i] = PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs,
-													   c->types[i], typlen,
-													   typbyval, typalign));
+		arrays[i] = PointerGetDatum(construct_md_array(c->values[i], c->nulls[i],
+													   1, dims, lbs, c->types[i],
+													   typlen, typbyval, typalign));
 	}
-	return nrows;
 }
 
+/* A statement taking one array argument per column of c, kept. */
 static SPIPlanPtr
-prepare_unnest_plan(const char *sql, const WaColumns *c, int extra_args,
-					const Oid *extra_types)
+prepare_unnest_plan(const char *sql, const WaColumns *c)
 {
-	int			nargs = extra_args + c->nsent;
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	Oid		   *types = palloc(sizeof(Oid) * c->nsent);
 	SPIPlanPtr	plan;
 
-	for (int i = 0; i < extra_args; i++)
-		types[i] = extra_types[i];
 	for (int i = 0; i < c->nsent; i++)
-		types[extra_args + i] = get_array_type(c->types[i]);
-	plan = SPI_prepare(sql, nargs, types);
+		types[i] = get_array_type(c->types[i]);
+	plan = SPI_prepare(sql, c->nsent, types);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql,
 			 SPI_result_code_string(SPI_result));
@@ -327,7 +307,7 @@ build_dead_letter_insert(WaSink *sink, const WaPipelineDef *def)
 				   "JOIN %s AS s ON s.%s = d.arrival",
 				   qualified_name(def->dead_letter_table), qualified_name(def->source),
 				   quote_identifier(def->arrival_column));
-	sink->dead_plan = prepare_unnest_plan(sql, &sink->dead, 0, NULL);
+	sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
 }
 
 void
@@ -505,7 +485,7 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 	{
 		Datum	   *args = palloc(sizeof(Datum) * sink->dead.nsent);
 
-		columns_to_arrays(&sink->dead, args, -1, false);
+		columns_to_arrays(&sink->dead, args);
 		if (SPI_execute_plan(sink->dead_plan, args, NULL, false, 0) < 0)
 			elog(ERROR, "windowagg could not write dead letters");
 	}
