@@ -64,6 +64,13 @@
  */
 #define TWOSTACK_MIN_OVERLAP 4
 
+/*
+ * A two-stack cache keeps the value of at most this many fired windows
+ * that may still take late data; late panes of older ones are merged from
+ * slices.
+ */
+#define TWOSTACK_MAX_KEPT 8
+
 /* A window spec in slice units. */
 typedef struct spec
 {
@@ -71,6 +78,7 @@ typedef struct spec
 	int64_t		slide_s;
 	int64_t		phase;			/* window starts are phase mod slide_s */
 	int			stack;			/* index into a key's two-stacks, or -1 */
+	uint32_t	n_kept;			/* fired windows its two-stack keeps */
 } spec;
 
 typedef struct keystate
@@ -141,10 +149,9 @@ struct wa_engine
 	wa_tick		wm_next_edge;	/* watermark at which the above change */
 	bool		unfired_ok;		/* fired_end fits int64 (as unfired_from): */
 	int64_t		unfired_from;	/* events in slices >= it are plain on time */
-	int64_t		last_slice;		/* a recent event's slice, */
-	int64_t		last_start;		/* its first tick, */
-	int64_t		near_lo;		/* and the ticks around it where a slice */
-	int64_t		near_hi;		/* is found by stepping from it */
+	int64_t		near_first;		/* NEAR_SLICES slices around a recent */
+	int64_t		near_lo;		/* event, near_first the first of them, */
+	int64_t		near_hi;		/* spanning ticks [near_lo, near_hi) */
 
 	wa_hashtab	keys;
 	wa_heap		key_deadlines;
@@ -170,29 +177,27 @@ slice_tick(const wa_engine *e, wa_tick s)
 
 /*
  * The slice holding event time t; fits int64 (see below).  Events arrive
- * nearly in order, so the previous event's slice is remembered and most
- * events find theirs without a division.
+ * nearly in order, so the slices around a recent event are remembered and
+ * most events find theirs by counting the slice edges at or below t among
+ * them: a few comparisons, no division, and no branch for the CPU to
+ * mispredict when events jitter back and forth across slice edges.
  */
+#define NEAR_SLICES 9
+
 static inline int64_t
 slice_of(wa_engine *e, int64_t t)
 {
 	int64_t		q;
 	int64_t		r;
 
-	/* disorder within a few slices: step from the remembered slice */
 	if (t >= e->near_lo && t < e->near_hi)
 	{
-		while (t < e->last_start)
-		{
-			e->last_slice--;
-			e->last_start -= e->g;
-		}
-		while (t - e->last_start >= e->g)
-		{
-			e->last_slice++;
-			e->last_start += e->g;
-		}
-		return e->last_slice;
+		int64_t		d = t - e->near_lo;
+		int64_t		s = e->near_first;
+
+		for (int i = 1; i < NEAR_SLICES; i++)
+			s += d >= i * e->g;
+		return s;
 	}
 
 	/*
@@ -208,19 +213,29 @@ slice_of(wa_engine *e, int64_t t)
 	}
 
 	/*
-	 * Remember it, with four slices either side in which later events are
-	 * found by stepping.  Near the int64 limits, where those bounds would
-	 * overflow, nothing is remembered.
+	 * Remember it, with four slices before and after.  Near the int64
+	 * limits, or with slices so wide that those bounds (or the edges
+	 * counted above) would overflow, nothing is remembered.
 	 */
 	e->near_lo = e->near_hi = 0;
-	if (t > INT64_MIN + 5 * e->g && t < INT64_MAX - 5 * e->g)
+	if (e->g <= INT64_MAX / (2 * NEAR_SLICES) &&
+		t > INT64_MIN + NEAR_SLICES * e->g && t < INT64_MAX - NEAR_SLICES * e->g)
 	{
-		e->last_slice = q;
-		e->last_start = t - (r - e->base);
-		e->near_lo = e->last_start - 4 * e->g;
-		e->near_hi = e->last_start + 5 * e->g;
+		e->near_first = q - (NEAR_SLICES - 1) / 2;
+		e->near_lo = t - (r - e->base) - (NEAR_SLICES - 1) / 2 * e->g;
+		e->near_hi = e->near_lo + NEAR_SLICES * e->g;
 	}
 	return q;
+}
+
+/* First tick after slice s, without 128-bit arithmetic for recent slices. */
+static inline wa_tick
+slice_end_tick(const wa_engine *e, int64_t s)
+{
+	if (e->near_lo != e->near_hi && s >= e->near_first &&
+		s < e->near_first + NEAR_SLICES)
+		return e->near_lo + (s - e->near_first + 1) * e->g;
+	return slice_tick(e, (wa_tick) s + 1);
 }
 
 /*
@@ -384,10 +399,27 @@ wa_engine_create(const wa_config *config)
 		sp->stack = !config->merge_every_slice &&
 			sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
 			e->n_stacks++ : -1;
+		sp->n_kept = 0;
 	}
 
 	e->bound = config->bound;
 	e->lateness = config->lateness;
+	for (int j = 0; j < e->n_windows; j++)
+	{
+		spec	   *sp = &e->specs[j];
+
+		/*
+		 * Window ends are slide_s * g ticks apart and a fired window takes
+		 * late data for lateness ticks: at most lateness / (slide_s * g) + 1
+		 * fired windows are open at a time.
+		 */
+		if (sp->stack >= 0 && e->lateness > 0)
+		{
+			int64_t		open = e->lateness / g / sp->slide_s + 1;
+
+			sp->n_kept = open < TWOSTACK_MAX_KEPT ? (uint32_t) open : TWOSTACK_MAX_KEPT;
+		}
+	}
 	e->byte_keys = config->byte_keys;
 	e->emit = config->emit;
 	e->emit_arg = config->emit_arg;
@@ -647,6 +679,8 @@ fire_windows_stacked(wa_engine *e, keystate *k, int j, wa_tick ws, wa_tick hi)
 											  ws + sp->size_s, e->scratch);
 		if (!wa_acc_is_empty(&e->layout, e->scratch))
 		{
+			wa_twostack_keep(ts, &e->mem, &e->layout, sp->n_kept, sp->size_s,
+							 ws, e->scratch);
 			emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
 			ws += sp->slide_s;
 			continue;
@@ -797,9 +831,17 @@ late_hash(const keystate *k, int j, wa_tick ws)
 static void
 late_emit(wa_engine *e, late_window *w)
 {
-	uint32_t	pos = wa_slices_lower_bound(&w->key->slices, e->stride, w->start);
+	const keystate *k = w->key;
+	const spec *sp = &e->specs[w->window];
+	const void *kept = NULL;
 
-	merge_window(e, w->key, pos, w->start + e->specs[w->window].size_s);
+	if (sp->stack >= 0 && k->stacks != NULL)
+		kept = wa_twostack_kept(&k->stacks[sp->stack], &e->layout, w->start);
+	if (kept != NULL)
+		memcpy(e->scratch, kept, e->layout.acc_size);
+	else
+		merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, w->start),
+					 w->start + sp->size_s);
 	w->revision++;
 	w->dirty = false;
 	emit_pane(e, w->key, w->window, w->start, WA_PANE_LATE, w->revision);
@@ -1040,9 +1082,12 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		acc = wa_slices_acc(&k->slices, e->stride, pos);
 	wa_acc_update(&e->layout, acc, values);
 	key_mark_dirty(e, k, s);
-	if (k->stacks != NULL)
+	if (!in_order && k->stacks != NULL)
 	{
-		/* a late event may change a slice a cached window covers */
+		/*
+		 * A late event may change a slice a cached window covers.  Cached
+		 * windows have fired, so an event in order is in none of them.
+		 */
 		for (int i = 0; i < e->n_stacks; i++)
 			wa_twostack_touch(&k->stacks[i], &e->layout, s, values);
 	}
@@ -1056,9 +1101,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		if (exp < deadline)
 			deadline = exp;
 	}
-	/* the end of s: remembered by slice_of, except near the int64 limits */
-	slice_end = (s == e->last_slice && e->near_hi != e->near_lo) ?
-		(wa_tick) e->last_start + e->g : slice_tick(e, (wa_tick) s + 1);
+	slice_end = slice_end_tick(e, s);
 	if (slice_end < deadline)
 	{
 		for (int j = 0; j < e->n_windows; j++)

@@ -57,15 +57,33 @@ extern uint32_t wa_slices_bisect(const wa_slices *sl, uint32_t stride,
 
 /*
  * Position of the first entry whose index is >= idx (count if none).
- * Events, new windows and two-stack pushes mostly touch the newest slices:
- * walk back a few entries from the end before bisecting.  Inline, since it
- * runs once per event.
+ * Events, new windows and two-stack pushes mostly touch the newest slices,
+ * and a busy key has data in every recent slice: so first guess that the
+ * entries from idx to the newest are consecutive slices, which puts idx
+ * exactly (newest - idx) entries from the end.  Indexes are distinct and
+ * increasing, so that entry holds idx or less; when it holds less, walk
+ * back a few entries from the end before bisecting.  Inline, since it runs
+ * once per event; the guess replaces a data-dependent walk whose branches
+ * the CPU cannot predict when events are out of order.
  */
 static inline uint32_t
 wa_slices_lower_bound(const wa_slices *sl, uint32_t stride, wa_tick idx)
 {
 	uint32_t	hi = sl->count;
+	int64_t		newest;
 
+	if (hi == 0)
+		return 0;
+	newest = wa_slices_index(sl, stride, hi - 1);
+	if (idx > newest)
+		return hi;
+	if ((wa_tick) newest - idx < (wa_tick) hi)
+	{
+		uint32_t	guess = hi - 1 - (uint32_t) ((wa_tick) newest - idx);
+
+		if (wa_slices_index(sl, stride, guess) == idx)
+			return guess;
+	}
 	for (int step = 0; step < 8 && hi > 0; step++)
 	{
 		if (wa_slices_index(sl, stride, hi - 1) < idx)

@@ -1877,6 +1877,48 @@ mini_done(mini *m)
 }
 
 /*
+ * Late panes of a hopping window emitted through the two-stack: the cache
+ * keeps the value of the last fired windows that may take late data, so a
+ * late pane of one of them costs no merge; its value must still be the sum
+ * over every event of the window, late ones included.  Window 60/10
+ * (6 slices), bound 0, lateness 30: after events at 0..99 the watermark is
+ * 99, [30, 90) is the last window fired and those ending at or before 69
+ * are closed; a late event at 55 refines [10, 70), [20, 80) and [30, 90).
+ */
+static void
+test_late_from_kept(void)
+{
+	static const wa_window win[] = {{60, 10, 0}};
+	mini		m;
+	wa_stats	before;
+	wa_stats	after;
+	int64_t		expect_sum = 1000;
+
+	mini_init(&m, win, 1, 0, 30);
+	for (int64_t t = 0; t < 100; t++)
+		mini_ingest(&m, 1, t, t, 0.0);
+	for (int64_t t = 10; t < 70; t++)
+		expect_sum += t;
+	mini_ingest(&m, 1, 55, 1000, 0.0);
+	wa_engine_get_stats(m.eng, &before);
+	m.n_panes = 0;
+	wa_engine_emit_late(m.eng);
+	wa_engine_get_stats(m.eng, &after);
+	check(m.n_panes == 3 && after.merges == before.merges,
+		  "late from kept: three late panes, no merge",
+		  "%" PRId64 " panes, %" PRIu64 " merges", m.n_panes,
+		  after.merges - before.merges);
+	/* the walk marks the latest window first, so [10, 70) comes last */
+	check(m.last.kind == WA_PANE_LATE && m.last.start == 10 &&
+		  m.last_results[AGG_COUNT_STAR].count == 61 &&
+		  m.last_results[AGG_SUM_A].sum == expect_sum,
+		  "late from kept: window [10, 70) holds all 61 events",
+		  "start %" PRId64 " count %" PRId64, (int64_t) m.last.start,
+		  m.last_results[AGG_COUNT_STAR].count);
+	check(mini_done(&m), "late from kept: memory released", "leak");
+}
+
+/*
  * An event past allowed lateness is dropped and changes nothing: no pane,
  * no state, no watermark move; the windows' final values exclude it.
  */
@@ -4002,6 +4044,7 @@ main(int argc, char **argv)
 		test_empty();
 		test_default_allocator();
 		test_late_within_lateness();
+		test_late_from_kept();
 		test_past_lateness();
 		test_boundaries();
 		test_partial();
