@@ -40,7 +40,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint check-engine
+.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -51,10 +51,13 @@ test:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint
+bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow
 
 bench-engine:
 	$(MAKE) -C bench/engine run
+
+bench-multiwindow:
+	$(MAKE) -C bench/multiwindow run
 
 bench-sql:
 	bash bench/sql/run.sh

@@ -19,8 +19,13 @@ SELECT * FROM windowagg.explain(ARRAY[windowagg.tumbling(20), windowagg.tumbling
                                       windowagg.tumbling(40), windowagg.tumbling(7)], '{sum}');
 
 -- covered-by only helps min/max: a hopping window from a smaller hopping one
-SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(20, 5), windowagg.hopping(10, 5)], '{max}');
-SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(20, 5), windowagg.hopping(10, 5)], '{count,max}');
+SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(30, 10), windowagg.hopping(20, 10)], '{max}');
+SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(30, 10), windowagg.hopping(20, 10)], '{count,max}');
+
+-- a window that overlaps itself 4 times or more is emitted from slices
+-- through a two-stack, at about 2 slide/g + 1 merges, which beats any
+-- parent here
+SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(600, 1), windowagg.hopping(1200, 1)], '{min}');
 
 -- windows that do not start together share only slices
 SELECT * FROM windowagg.explain(ARRAY[windowagg.tumbling(10), windowagg.tumbling(20, 5)], '{min}');
@@ -28,3 +33,24 @@ SELECT * FROM windowagg.explain(ARRAY[windowagg.tumbling(10), windowagg.tumbling
 -- errors
 SELECT * FROM windowagg.explain(NULL, '{min}');
 SELECT * FROM windowagg.explain(ARRAY[windowagg.tumbling(10)], '{}');
+
+SELECT * FROM windowagg.explain('no_such_pipeline');
+
+-- a pipeline: the plan its worker runs, from its query's aggregates
+CREATE TABLE src_x (id bigint GENERATED ALWAYS AS IDENTITY, k int, t bigint, v int);
+CREATE INDEX ON src_x (id);
+SELECT windowagg.create_pipeline(
+    name => 'p_explain',
+    query => $$SELECT k, min(v) AS lo, max(v) AS hi FROM src_x GROUP BY k$$,
+    event_time => 't',
+    windows => ARRAY[windowagg.tumbling(10), windowagg.tumbling(20),
+                     windowagg.tumbling(30), windowagg.tumbling(40)]) > 0 AS created;
+SELECT * FROM windowagg.explain('p_explain');
+-- whoever may not read the results may not see the plan either
+CREATE ROLE explain_stranger;
+SET ROLE explain_stranger;
+SELECT * FROM windowagg.explain('p_explain');
+RESET ROLE;
+DROP ROLE explain_stranger;
+SELECT windowagg.drop_pipeline('p_explain', drop_tables => true);
+DROP TABLE src_x;

@@ -320,6 +320,12 @@ AS 'MODULE_PATHNAME', 'wa_explain'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION windowagg.explain(windowagg.window[], text[]) IS
     'cost-based window coverage plan for a window set and the aggregates computed over it';
+CREATE FUNCTION windowagg.explain(pipeline text)
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'wa_explain_pipeline'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION windowagg.explain(text) IS
+    'the window coverage plan a pipeline runs';
 
 --
 -- Continuous pipelines.  A background worker per pipeline tails the source

@@ -1,15 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * explain.c
- *	  windowagg.explain(): the window coverage plan of a window set, shown
- *	  as a tree in the manner of EXPLAIN.
+ *	  windowagg.explain(): the window coverage plan that the engine runs for
+ *	  a window set (or a pipeline), shown as a tree in the manner of
+ *	  EXPLAIN.
  *
- * The windows are expressed in units of the slice width g (the gcd of all
- * sizes, slides and origin offsets, as in the engine), so the planner's
- * root S<1,1> is one slice and costs count slice merges per period.  The
- * aggregates decide the sharing mode: min and max may read overlapping
- * parents (covered-by), every other aggregate needs disjoint ones
- * (partitioned-by).
+ * The plan is the engine's own (wa_engine_plan), so what is shown is what
+ * runs.  Windows are expressed in units of the slice width g (the gcd of
+ * all sizes, slides and origin offsets), so the planner's root S<1,1> is
+ * one slice and costs count merges per period.  The aggregates decide the
+ * sharing mode: min and max may read overlapping parents (covered-by),
+ * every other aggregate needs disjoint ones (partitioned-by).  A window
+ * that overlaps itself four times or more is emitted from slices through
+ * a two-stack, at about 2 slide/g + 1 merges per instance.
  *
  * src/explain.c
  *
@@ -22,9 +25,10 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "engine/wa_planner.h"
+#include "pipeline.h"
 
 PG_FUNCTION_INFO_V1(wa_explain);
+PG_FUNCTION_INFO_V1(wa_explain_pipeline);
 
 /* A duration in ticks as the user wrote it: an interval or a number. */
 static char *
@@ -49,13 +53,17 @@ window_label(int64 range, int64 slide, int64 g, WaTimeDomain domain)
 					format_ticks(slide * g, domain));
 }
 
-/* Which sharing an aggregate allows: only min and max tolerate overlaps. */
-static wa_cover_mode
-mode_for_aggregates(ArrayType *aggregates)
+/*
+ * Engine aggregates standing for the named ones: only whether each is min
+ * or max matters to the plan.
+ */
+static wa_agg_spec *
+aggs_from_names(ArrayType *aggregates, int *n_aggs)
 {
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
+	wa_agg_spec *aggs;
 
 	deconstruct_array(aggregates, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &nulls, &n);
@@ -63,6 +71,7 @@ mode_for_aggregates(ArrayType *aggregates)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("aggregates must not be empty")));
+	aggs = palloc0(sizeof(wa_agg_spec) * n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name;
@@ -72,10 +81,15 @@ mode_for_aggregates(ArrayType *aggregates)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("aggregates must not contain nulls")));
 		name = TextDatumGetCString(elems[i]);
-		if (pg_strcasecmp(name, "min") != 0 && pg_strcasecmp(name, "max") != 0)
-			return WA_PARTITIONED_BY;
+		if (pg_strcasecmp(name, "min") == 0)
+			aggs[i].kind = WA_AGG_MIN_INT;
+		else if (pg_strcasecmp(name, "max") == 0)
+			aggs[i].kind = WA_AGG_MAX_INT;
+		else
+			aggs[i].kind = WA_AGG_COUNT_STAR;
 	}
-	return WA_COVERED_BY;
+	*n_aggs = n;
+	return aggs;
 }
 
 typedef struct ExplainOutput
@@ -106,77 +120,40 @@ emit_children(ExplainOutput *out, int parent, int depth)
 
 		if (node->parent != parent)
 			continue;
-		emit_line(out, psprintf("%*s-> %s%s  (n=" INT64_FORMAT " M=" INT64_FORMAT " cost=%.0f)",
+		emit_line(out, psprintf("%*s-> %s%s%s  (n=" INT64_FORMAT " M=" INT64_FORMAT " cost=%.0f)",
 								depth * 2, "",
 								window_label(node->range, node->slide, out->g,
 											 out->domain),
 								node->factor ? " [factor window]" : "",
+								node->stacked ? " [two-stack]" : "",
 								node->n, node->m, node->cost));
 		emit_children(out, i, depth + 1);
 	}
 }
 
-/* explain(windows windowagg.window[], aggregates text[]) returns setof text */
-Datum
-wa_explain(PG_FUNCTION_ARGS)
+/*
+ * Plan the windows as the engine would and return the plan as rows of the
+ * set-returning function; title names what is explained, or is NULL.
+ */
+static Datum
+explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
+				wa_agg_spec *aggs, int n_aggs, const char *title)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	WaWindowSet windows;
-	wa_plan_options options;
+	wa_config	config;
 	wa_plan		plan;
-	int64	   *ranges;
-	int64	   *slides;
-	int64		g = 0;
-	int64		origin0;
+	int64		g;
 	bool		aligned = true;
+	bool		covered = true;
 	const char *problem;
 	ExplainOutput out;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("windows must not be null")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("aggregates must not be null")));
-	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(0), &windows);
-
-	/* the slice width, exactly as the engine computes it */
-	origin0 = wa_floor_mod(windows.windows[0].origin, windows.windows[0].slide);
-	for (int i = 0; i < windows.n_windows; i++)
-	{
-		const wa_window *w = &windows.windows[i];
-
-		g = wa_gcd(g, w->size);
-		g = wa_gcd(g, w->slide);
-		g = wa_gcd(g, wa_floor_mod(w->origin, w->slide) - origin0);
-	}
-
-	/*
-	 * One window can feed another only if their instances line up: every
-	 * window must start where the first one does, modulo its slide.
-	 */
-	for (int i = 0; i < windows.n_windows; i++)
-		if (wa_tick_floor_mod((wa_tick) windows.windows[i].origin -
-							  windows.windows[0].origin,
-							  windows.windows[i].slide) != 0)
-			aligned = false;
-
-	ranges = palloc(sizeof(int64) * windows.n_windows);
-	slides = palloc(sizeof(int64) * windows.n_windows);
-	for (int i = 0; i < windows.n_windows; i++)
-	{
-		ranges[i] = windows.windows[i].size / g;
-		slides[i] = windows.windows[i].slide / g;
-	}
-
-	memset(&options, 0, sizeof(options));
-	options.mode = mode_for_aggregates(PG_GETARG_ARRAYTYPE_P(1));
-	options.factor_windows = aligned;
-	options.root = 1;
-	options.event_rate = 1.0;
-	problem = wa_plan_build(ranges, slides, windows.n_windows, &options, &plan);
+	memset(&config, 0, sizeof(config));
+	config.n_windows = windows->n_windows;
+	config.windows = windows->windows;
+	config.n_aggs = n_aggs;
+	config.aggs = aggs;
+	problem = wa_engine_plan(&config, &plan, &g);
 	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -184,7 +161,7 @@ wa_explain(PG_FUNCTION_ARGS)
 	else
 	{
 		/* the planner mallocs: move its nodes into palloc'd memory at once */
-		wa_plan	copy = plan;
+		wa_plan		copy = plan;
 		wa_plan_node *nodes = palloc(sizeof(wa_plan_node) * plan.n_nodes);
 
 		memcpy(nodes, plan.nodes, sizeof(wa_plan_node) * plan.n_nodes);
@@ -197,28 +174,27 @@ wa_explain(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("the windows' common period is too long to plan"),
 				 errdetail("The least common multiple of the window sizes exceeds the range of bigint.")));
-	if (!aligned)
-	{
-		/* no coverage between misaligned windows: each from the slices */
-		for (int i = 0; i < plan.n_nodes; i++)
-		{
-			plan.nodes[i].parent = WA_PLAN_ROOT;
-			plan.nodes[i].m = plan.nodes[i].range;
-			plan.nodes[i].cost = (double) plan.nodes[i].n * plan.nodes[i].m;
-		}
-		plan.total_cost = plan.slices_cost;
-	}
+	for (int i = 0; i < windows->n_windows; i++)
+		if (wa_tick_floor_mod((wa_tick) windows->windows[i].origin -
+							  windows->windows[0].origin,
+							  windows->windows[i].slide) != 0)
+			aligned = false;
+	for (int i = 0; i < n_aggs; i++)
+		if (aggs[i].kind != WA_AGG_MIN_INT && aggs[i].kind != WA_AGG_MAX_INT &&
+			aggs[i].kind != WA_AGG_MIN_FLOAT && aggs[i].kind != WA_AGG_MAX_FLOAT)
+			covered = false;
 
 	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
 	out.rsinfo = rsinfo;
 	out.plan = &plan;
 	out.g = g;
-	out.domain = windows.domain;
+	out.domain = windows->domain;
+	if (title != NULL)
+		emit_line(&out, title);
 	emit_line(&out, psprintf("Window plan (%s, period %s)",
-							 options.mode == WA_COVERED_BY ?
-							 "covered-by: min/max only" : "partitioned-by",
-							 format_ticks(plan.period * g, windows.domain)));
-	emit_line(&out, psprintf("slices of %s", format_ticks(g, windows.domain)));
+							 covered ? "covered-by: min/max only" : "partitioned-by",
+							 format_ticks(plan.period * g, windows->domain)));
+	emit_line(&out, psprintf("slices of %s", format_ticks(g, windows->domain)));
 	emit_children(&out, WA_PLAN_ROOT, 1);
 	emit_line(&out, psprintf("Total cost: %.0f merges per period", plan.total_cost));
 	emit_line(&out, psprintf("Without coverage sharing (shared slices only): %.0f",
@@ -227,4 +203,44 @@ wa_explain(PG_FUNCTION_ARGS)
 	if (!aligned)
 		emit_line(&out, "Windows start at different origins: each is computed from slices.");
 	return (Datum) 0;
+}
+
+/* explain(windows windowagg.window[], aggregates text[]) returns setof text */
+Datum
+wa_explain(PG_FUNCTION_ARGS)
+{
+	WaWindowSet windows;
+	wa_agg_spec *aggs;
+	int			n_aggs;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("windows must not be null")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("aggregates must not be null")));
+	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(0), &windows);
+	aggs = aggs_from_names(PG_GETARG_ARRAYTYPE_P(1), &n_aggs);
+	return explain_windows(fcinfo, &windows, aggs, n_aggs, NULL);
+}
+
+/*
+ * explain(pipeline text) returns setof text: the plan the pipeline's
+ * worker runs.  Whoever may read the pipeline's results may see it.
+ */
+Datum
+wa_explain_pipeline(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	WaPipelineDef *def;
+	WaAggQuery *query;
+	wa_agg_spec *aggs;
+
+	query = wa_pipeline_query_for_reader(name, "Explaining a pipeline", &def);
+	aggs = palloc0(sizeof(wa_agg_spec) * (query->n_aggs + 1));
+	wa_agg_query_engine_aggs(query, aggs);
+	return explain_windows(fcinfo, &def->windows, aggs, query->n_aggs,
+						   psprintf("Pipeline %s", def->name));
 }

@@ -187,6 +187,17 @@ extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
  */
 extern WaAggQuery *wa_pipeline_query_parse(const WaPipelineDef *def);
 
+/*
+ * The query of pipeline name, parsed as its owner, for a current user who
+ * must be allowed to read the pipeline's results (SELECT on its result
+ * table); action ("Reading live windows") names what needs that in the
+ * error.  Allocated in the current memory context, as is the definition
+ * returned through def_out unless that is NULL.  Connects to SPI.
+ */
+extern WaAggQuery *wa_pipeline_query_for_reader(const char *name,
+												const char *action,
+												WaPipelineDef **def_out);
+
 /* Error unless the current user has the privileges of the pipeline owner. */
 extern void wa_check_pipeline_owner(const WaPipelineDef *def);
 

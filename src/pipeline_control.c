@@ -169,6 +169,42 @@ emit_live(void *arg, const wa_pane *pane)
 	tuplestore_putvalues(out->tupstore, out->tupdesc, out->values, out->nulls);
 }
 
+WaAggQuery *
+wa_pipeline_query_for_reader(const char *name, const char *action,
+							 WaPipelineDef **def_out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	WaPipelineDef *def;
+	WaAggQuery *query;
+	Oid			save_userid;
+	int			save_sec_context;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the definition must outlive SPI_finish */
+	MemoryContextSwitchTo(caller);
+	def = wa_catalog_load(0, name);
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", name)));
+	if (pg_class_aclcheck(def->result_table, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the results of pipeline \"%s\"", name),
+				 errdetail("%s needs SELECT on table %s.", action,
+						   get_rel_name(def->result_table))));
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(def->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	query = wa_pipeline_query_parse(def);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	SPI_finish();
+	MemoryContextSwitchTo(caller);
+	if (def_out != NULL)
+		*def_out = def;
+	return query;
+}
+
 /* live(name) returns setof record: keys, window_start, window_end, aggregates */
 Datum
 wa_live(PG_FUNCTION_ARGS)
@@ -176,38 +212,13 @@ wa_live(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	WaPipelineSlot *slot;
-	WaPipelineDef *def;
 	LiveOutput	out;
 	TupleDesc	ours;
 	AttrNumber	att = 1;
-	Oid			save_userid;
-	int			save_sec_context;
-
-	MemoryContext caller = CurrentMemoryContext;
 
 	wa_require_shared();
 	slot = running_slot(name);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	def = wa_catalog_load(0, name);
-	if (def == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pipeline \"%s\" does not exist", name)));
-	/* whoever may read the results may read the live windows */
-	if (pg_class_aclcheck(def->result_table, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for the results of pipeline \"%s\"", name),
-				 errdetail("Reading live windows needs SELECT on table %s.",
-						   get_rel_name(def->result_table))));
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(def->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	MemoryContextSwitchTo(caller);
-	out.query = wa_pipeline_query_parse(def);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	SPI_finish();
-	MemoryContextSwitchTo(caller);
+	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", NULL);
 
 	out.window_type = out.query->domain == WA_TIME_INTEGER ? INT8OID :
 		out.query->event_time_type;

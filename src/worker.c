@@ -222,6 +222,7 @@ create_engine(Worker *w)
 	config.n_aggs = w->query->n_aggs;
 	config.aggs = aggs;
 	config.byte_keys = !w->query->int_key;
+	config.share_windows = true;
 	config.emit = emit_pane;
 	config.emit_arg = w;
 	wa_arena_allocator_init(&w->allocator, w->slot);

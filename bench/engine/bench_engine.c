@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "naive.h"
 #include "wa_engine.h"
 
@@ -77,13 +78,6 @@ static const bench_shape shapes[] = {
 };
 
 #define N_SHAPES ((int) (sizeof(shapes) / sizeof(shapes[0])))
-
-typedef struct bench_event
-{
-	int64_t		key;
-	int64_t		ts;
-	int64_t		val;
-} bench_event;
 
 /* A late pane, kept to work out final values after the run. */
 typedef struct late_pane
@@ -143,17 +137,6 @@ typedef struct bench_outcome
 
 static bool verbose = false;
 
-/* splitmix64: small, fast and good enough to spread keys and jitter */
-static inline uint64_t
-rng_next(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 static void
 generate(bench_event *ev, size_t n, int n_keys)
 {
@@ -171,21 +154,6 @@ generate(bench_event *ev, size_t n, int n_keys)
 		else
 			ev[i].ts = clock + (int64_t) (rng_next(&rng) % BOUND);
 	}
-}
-
-/*
- * CPU time of this thread.  The runs are single-threaded and compute-bound,
- * so on a quiet machine this equals wall time; on a shared one it leaves
- * out the time other processes held the CPU, which wall time would charge
- * to whichever implementation happened to be running.
- */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
 static uint64_t
@@ -383,22 +351,7 @@ run_windowagg(const wa_config *cfg, const bench_event *ev, size_t n,
 		fprintf(stderr, "wa_engine_create failed\n");
 		exit(1);
 	}
-	for (size_t i = 0; i < n; i++)
-	{
-		wa_key		key;
-		wa_value	v;
-
-		key.ival = ev[i].key;
-		key.bytes = NULL;
-		key.len = 0;
-		v.isnull = false;
-		v.i = ev[i].val;
-		v.f = (double) ev[i].val;
-		(void) wa_engine_ingest(eng, &key, ev[i].ts, &v);
-		if ((i + 1) % LATE_EVERY == 0)
-			wa_engine_emit_late(eng);
-	}
-	wa_engine_flush(eng);
+	bench_feed(eng, ev, n, LATE_EVERY);
 	t1 = now_sec();
 	wa_engine_get_stats(eng, stats);
 	wa_engine_destroy(eng);

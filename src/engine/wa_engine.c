@@ -27,6 +27,17 @@
  * record heap orders them by closing time so that a dirty window is emitted
  * before its slices can expire.
  *
+ * Shared windows (config->share_windows).  The coverage planner
+ * (wa_planner.h) may compute a window from another window's instances
+ * instead of from slices, and may add factor windows nobody asked for to
+ * serve as such parents.  All windows then form a forest: specs beyond
+ * n_windows are factor windows, computed but never emitted, and a key
+ * fires its specs parents first (fire_order), so that when an instance
+ * fires, the parent instances it is the union of have fired and sit in the
+ * parent's ring of kept values (wa_kept.h).  Kept values mirror the slices,
+ * late events included, so a child's late pane merged from them is exact;
+ * an instance missing from a ring is merged from slices instead.
+ *
  * Checkpoints.  A key that receives an event joins the dirty_keys array
  * (it stores its index there, so that a freed key leaves by a swap with the
  * last entry) and widens its range [dirty_lo, dirty_hi] of changed slices;
@@ -53,7 +64,9 @@
 
 #include "wa_hashtab.h"
 #include "wa_heap.h"
+#include "wa_kept.h"
 #include "wa_mem.h"
+#include "wa_planner.h"
 #include "wa_slices.h"
 #include "wa_twostack.h"
 
@@ -65,11 +78,23 @@
 #define TWOSTACK_MIN_OVERLAP 4
 
 /*
- * A two-stack cache keeps the value of at most this many fired windows
- * that may still take late data; late panes of older ones are merged from
- * slices.
+ * A window keeps at most this many fired instances (a power of two): those
+ * its children still need, and, if it is emitted through a two-stack, those
+ * that may still take late data.  Late panes of older ones are merged from
+ * slices.  The plan gives no window more than MAX_PARENT_INSTANCES parent
+ * instances, so that on-time panes always find theirs kept.
  */
-#define TWOSTACK_MAX_KEPT 8
+#define MAX_KEPT 256
+#define MAX_PARENT_INSTANCES (MAX_KEPT / 2)
+
+/*
+ * The cost model counts merges only, and estimates a two-stack's; each
+ * instance computed from a parent also costs ring lookups, and a factor
+ * window costs key visits.  A plan that saves less than this fraction of
+ * the merges of shared slices alone is not worth that: the engine then
+ * computes every window from slices.
+ */
+#define MIN_PLAN_SAVING 0.05
 
 /* A window spec in slice units. */
 typedef struct spec
@@ -78,7 +103,9 @@ typedef struct spec
 	int64_t		slide_s;
 	int64_t		phase;			/* window starts are phase mod slide_s */
 	int			stack;			/* index into a key's two-stacks, or -1 */
-	uint32_t	n_kept;			/* fired windows its two-stack keeps */
+	int			parent;			/* spec computed from, or -1: slices */
+	int64_t		m;				/* parent instances per instance */
+	uint32_t	n_kept;			/* ring size for kept instances, or 0 */
 } spec;
 
 typedef struct keystate
@@ -91,6 +118,7 @@ typedef struct keystate
 	wa_tick		fired_end;		/* windows ending at or before: handled */
 	wa_slices	slices;
 	wa_twostack *stacks;		/* one per overlapping spec, or NULL */
+	wa_kept    *kept;			/* one per spec, or NULL */
 	int64_t		dirty_pos;		/* index in dirty_keys, or -1 */
 	int64_t		dirty_lo;		/* slices changed since the last */
 	int64_t		dirty_hi;		/* checkpoint lie in [dirty_lo, dirty_hi] */
@@ -119,9 +147,11 @@ typedef struct late_probe
 struct wa_engine
 {
 	wa_mem		mem;
-	int			n_windows;
+	int			n_windows;		/* requested windows: emitted */
 	wa_window  *windows;
+	int			n_specs;		/* requested, then factor windows */
 	spec	   *specs;
+	int		   *fire_order;		/* spec numbers, parents first */
 	int64_t		g;				/* slice width in ticks */
 	int64_t		base;			/* grid offset, in [0, g) */
 	int64_t		bound;
@@ -352,13 +382,165 @@ wa_config_check(const wa_config *config)
 	return NULL;
 }
 
+/*
+ * Slice width: the gcd of every size and slide, and of the differences
+ * between the (normalized) origins, so that every window boundary of
+ * every spec is a slice boundary.  Sets *origin0 to the first window's
+ * normalized origin.
+ */
+static int64_t
+config_slice_width(const wa_config *config, int64_t *origin0)
+{
+	int64_t		g = 0;
+
+	*origin0 = wa_floor_mod(config->windows[0].origin, config->windows[0].slide);
+	for (int j = 0; j < config->n_windows; j++)
+	{
+		const wa_window *w = &config->windows[j];
+
+		g = wa_gcd(g, w->size);
+		g = wa_gcd(g, w->slide);
+		g = wa_gcd(g, wa_floor_mod(w->origin, w->slide) - *origin0);
+	}
+	return g;
+}
+
+/* min and max may merge overlapping parents; anything else may not */
+static wa_cover_mode
+config_cover_mode(const wa_config *config)
+{
+	if (config->n_aggs == 0)
+		return WA_PARTITIONED_BY;
+	for (int i = 0; i < config->n_aggs; i++)
+	{
+		switch (config->aggs[i].kind)
+		{
+			case WA_AGG_MIN_INT:
+			case WA_AGG_MAX_INT:
+			case WA_AGG_MIN_FLOAT:
+			case WA_AGG_MAX_FLOAT:
+				break;
+			default:
+				return WA_PARTITIONED_BY;
+		}
+	}
+	return WA_COVERED_BY;
+}
+
+const char *
+wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
+{
+	int64_t		origin0;
+	int64_t		g = config_slice_width(config, &origin0);
+	int			n = config->n_windows;
+	int64_t    *ranges = malloc(sizeof(int64_t) * 2 * (size_t) n);
+	bool		aligned = true;
+	wa_plan_options options;
+	const char *err;
+
+	*slice_width = g;
+	if (ranges == NULL)
+		return "out of memory";
+	for (int j = 0; j < n; j++)
+	{
+		const wa_window *w = &config->windows[j];
+
+		ranges[j] = w->size / g;
+		ranges[n + j] = w->slide / g;
+
+		/*
+		 * One window can feed another only if their instances line up:
+		 * every window must start where the first one does, modulo its
+		 * slide.
+		 */
+		if (wa_tick_floor_mod((wa_tick) w->origin - config->windows[0].origin,
+							  w->slide) != 0)
+			aligned = false;
+	}
+	memset(&options, 0, sizeof(options));
+	options.mode = config_cover_mode(config);
+	options.factor_windows = true;
+	options.root_only = !aligned;
+	options.root = 1;
+	options.event_rate = 1.0;
+	options.stack_overlap = config->merge_every_slice ? 0 : TWOSTACK_MIN_OVERLAP;
+	options.max_multiplier = MAX_PARENT_INSTANCES;
+	err = wa_plan_build(ranges, ranges + n, n, &options, plan);
+	if (err == NULL && !options.root_only &&
+		plan->total_cost > (1.0 - MIN_PLAN_SAVING) * plan->slices_cost)
+	{
+		wa_plan_free(plan);
+		options.root_only = true;
+		err = wa_plan_build(ranges, ranges + n, n, &options, plan);
+	}
+	free(ranges);
+	return err;
+}
+
+/*
+ * Ring size for spec j: instances its children may still read (a child
+ * instance reads the parent instances inside it until it closes, lateness
+ * after its end), and, for a two-stack, instances that may take late data.
+ */
+static uint32_t
+kept_capacity(const wa_engine *e, int j)
+{
+	const spec *sp = &e->specs[j];
+	wa_tick		late_slices = (wa_tick) (e->lateness / e->g) + 1;
+	wa_tick		need = 0;
+	uint32_t	capacity = 1;
+
+	for (int c = 0; c < e->n_specs; c++)
+	{
+		if (e->specs[c].parent == j)
+		{
+			wa_tick		n = (e->specs[c].size_s + late_slices) / sp->slide_s + 1;
+
+			if (n > need)
+				need = n;
+		}
+	}
+	if (sp->stack >= 0 && e->lateness > 0 && late_slices / sp->slide_s + 1 > need)
+		need = late_slices / sp->slide_s + 1;
+	if (need == 0)
+		return 0;
+	while (capacity < need && capacity < MAX_KEPT)
+		capacity *= 2;
+	return capacity;
+}
+
+/* Order the specs so that every parent comes before its children. */
+static void
+set_fire_order(wa_engine *e)
+{
+	int		   *depth = wa_mem_alloc(&e->mem, sizeof(int) * e->n_specs);
+	int			n = 0;
+	int			max_depth = 0;
+
+	for (int j = 0; j < e->n_specs; j++)
+	{
+		depth[j] = 0;
+		for (int p = e->specs[j].parent; p >= 0; p = e->specs[p].parent)
+			depth[j]++;
+		if (depth[j] > max_depth)
+			max_depth = depth[j];
+	}
+	for (int d = 0; d <= max_depth; d++)
+		for (int j = 0; j < e->n_specs; j++)
+			if (depth[j] == d)
+				e->fire_order[n++] = j;
+	wa_mem_free(&e->mem, depth, sizeof(int) * e->n_specs);
+}
+
 wa_engine *
 wa_engine_create(const wa_config *config)
 {
 	wa_mem		mem;
 	wa_engine  *e;
-	int64_t		g = 0;
+	int64_t		g;
 	int64_t		origin0;
+	wa_plan		plan;
+	bool		shared = false;
 
 	wa_mem_init(&mem, config->allocator);
 	e = wa_mem_alloc(&mem, sizeof(wa_engine));
@@ -368,58 +550,53 @@ wa_engine_create(const wa_config *config)
 	e->n_windows = config->n_windows;
 	e->windows = wa_mem_alloc(&e->mem, sizeof(wa_window) * e->n_windows);
 	memcpy(e->windows, config->windows, sizeof(wa_window) * e->n_windows);
-	e->specs = wa_mem_alloc(&e->mem, sizeof(spec) * e->n_windows);
-
-	/*
-	 * Slice width: the gcd of every size and slide, and of the differences
-	 * between the (normalized) origins, so that every window boundary of
-	 * every spec is a slice boundary.
-	 */
-	origin0 = wa_floor_mod(config->windows[0].origin, config->windows[0].slide);
-	for (int j = 0; j < e->n_windows; j++)
-	{
-		const wa_window *w = &config->windows[j];
-		int64_t		oj = wa_floor_mod(w->origin, w->slide);
-
-		g = wa_gcd(g, w->size);
-		g = wa_gcd(g, w->slide);
-		g = wa_gcd(g, oj - origin0);
-	}
+	g = config_slice_width(config, &origin0);
 	e->g = g;
 	e->base = wa_floor_mod(origin0, g);
-	for (int j = 0; j < e->n_windows; j++)
-	{
-		const wa_window *w = &config->windows[j];
-		spec	   *sp = &e->specs[j];
-		int64_t		oj = wa_floor_mod(w->origin, w->slide);
-
-		sp->size_s = w->size / g;
-		sp->slide_s = w->slide / g;
-		sp->phase = wa_floor_mod((oj - e->base) / g, sp->slide_s);
-		sp->stack = !config->merge_every_slice &&
-			sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
-			e->n_stacks++ : -1;
-		sp->n_kept = 0;
-	}
-
 	e->bound = config->bound;
 	e->lateness = config->lateness;
-	for (int j = 0; j < e->n_windows; j++)
+
+	/*
+	 * A plan that cannot be made (a period beyond int64) only means no
+	 * sharing: every window is then computed from slices.
+	 */
+	e->n_specs = e->n_windows;
+	if (config->share_windows && wa_engine_plan(config, &plan, &g) == NULL)
+	{
+		shared = true;
+		e->n_specs = plan.n_nodes;
+	}
+	e->specs = wa_mem_alloc(&e->mem, sizeof(spec) * e->n_specs);
+	e->fire_order = wa_mem_alloc(&e->mem, sizeof(int) * e->n_specs);
+	for (int j = 0; j < e->n_specs; j++)
 	{
 		spec	   *sp = &e->specs[j];
+		wa_window	w;
 
-		/*
-		 * Window ends are slide_s * g ticks apart and a fired window takes
-		 * late data for lateness ticks: at most lateness / (slide_s * g) + 1
-		 * fired windows are open at a time.
-		 */
-		if (sp->stack >= 0 && e->lateness > 0)
+		if (j < e->n_windows)
+			w = config->windows[j];
+		else
 		{
-			int64_t		open = e->lateness / g / sp->slide_s + 1;
-
-			sp->n_kept = open < TWOSTACK_MAX_KEPT ? (uint32_t) open : TWOSTACK_MAX_KEPT;
+			/* a factor window: aligned with the first requested window */
+			w.size = plan.nodes[j].range * g;
+			w.slide = plan.nodes[j].slide * g;
+			w.origin = config->windows[0].origin;
 		}
+		sp->size_s = w.size / g;
+		sp->slide_s = w.slide / g;
+		sp->phase = wa_floor_mod((wa_floor_mod(w.origin, w.slide) - e->base) / g,
+								 sp->slide_s);
+		sp->parent = shared ? plan.nodes[j].parent : -1;
+		sp->m = shared ? plan.nodes[j].m : 0;
+		sp->stack = !config->merge_every_slice && sp->parent < 0 &&
+			sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
+			e->n_stacks++ : -1;
 	}
+	if (shared)
+		wa_plan_free(&plan);
+	for (int j = 0; j < e->n_specs; j++)
+		e->specs[j].n_kept = kept_capacity(e, j);
+	set_fire_order(e);
 	e->byte_keys = config->byte_keys;
 	e->emit = config->emit;
 	e->emit_arg = config->emit_arg;
@@ -522,6 +699,13 @@ key_free_state(wa_engine *e, keystate *k)
 			wa_twostack_free(&k->stacks[i], &e->mem, &e->layout);
 		wa_mem_free(&e->mem, k->stacks, sizeof(wa_twostack) * e->n_stacks);
 		k->stacks = NULL;
+	}
+	if (k->kept != NULL)
+	{
+		for (int j = 0; j < e->n_specs; j++)
+			wa_kept_free(&k->kept[j], &e->mem, &e->layout);
+		wa_mem_free(&e->mem, k->kept, sizeof(wa_kept) * e->n_specs);
+		k->kept = NULL;
 	}
 }
 
@@ -658,6 +842,84 @@ key_stacks(wa_engine *e, keystate *k)
 	return k->stacks;
 }
 
+/* The key's rings of kept instances, created on first use. */
+static wa_kept *
+key_kept(wa_engine *e, keystate *k)
+{
+	if (k->kept == NULL)
+	{
+		k->kept = wa_mem_alloc(&e->mem, sizeof(wa_kept) * e->n_specs);
+		memset(k->kept, 0, sizeof(wa_kept) * e->n_specs);
+	}
+	return k->kept;
+}
+
+/* Does instance [ws, ws + size_s) of spec sp hold data of key k? */
+static bool
+instance_has_data(const wa_engine *e, const keystate *k, const spec *sp,
+				  wa_tick ws)
+{
+	uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
+
+	return pos < k->slices.count &&
+		wa_slices_index(&k->slices, e->stride, pos) < ws + sp->size_s;
+}
+
+/*
+ * Merge instance ws of spec j (which has a parent) into e->scratch from the
+ * parent's kept instances, M of them starting at ws.  A parent instance
+ * that is not kept and holds data (it fired before the ring existed, or
+ * was overwritten) makes us merge the instance from its slices instead.
+ */
+static void
+merge_from_parent(wa_engine *e, keystate *k, int j, wa_tick ws)
+{
+	const spec *sp = &e->specs[j];
+	const spec *pp = &e->specs[sp->parent];
+	const wa_kept *ring = k->kept != NULL ? &k->kept[sp->parent] : NULL;
+	wa_tick		ino = wa_kept_instance(ws, pp->phase, pp->slide_s);
+	uint64_t	merges = 0;
+
+	wa_acc_init(&e->layout, e->scratch);
+	for (int64_t i = 0; i < sp->m; i++)
+	{
+		wa_tick		ps = ws + (wa_tick) i * pp->slide_s;
+		const void *v = ring != NULL ?
+			wa_kept_get(ring, &e->layout, ino + i, ps) : NULL;
+
+		if (v != NULL)
+		{
+			wa_acc_merge(&e->layout, e->scratch, v);
+			merges++;
+		}
+		else if (instance_has_data(e, k, pp, ps))
+		{
+			e->stats.merges += merges;
+			merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, ws),
+						 ws + sp->size_s);
+			return;
+		}
+	}
+	e->stats.merges += merges;
+}
+
+/*
+ * Instance ws of spec j fired with value e->scratch (not empty): keep it
+ * if the spec keeps instances, and emit it if it was requested.
+ */
+static void
+instance_fired(wa_engine *e, keystate *k, int j, wa_tick ws)
+{
+	const spec *sp = &e->specs[j];
+
+	if (sp->n_kept > 0)
+		wa_kept_put(&key_kept(e, k)[j], &e->mem, &e->layout, sp->n_kept,
+					wa_kept_instance(ws, sp->phase, sp->slide_s), ws,
+					e->scratch);
+	if (j < e->n_windows)
+		emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+}
+
 /*
  * fire_windows for a spec with a two-stack cache: successive windows slide
  * the cache; an empty window makes us jump to the first window holding the
@@ -679,9 +941,7 @@ fire_windows_stacked(wa_engine *e, keystate *k, int j, wa_tick ws, wa_tick hi)
 											  ws + sp->size_s, e->scratch);
 		if (!wa_acc_is_empty(&e->layout, e->scratch))
 		{
-			wa_twostack_keep(ts, &e->mem, &e->layout, sp->n_kept, sp->size_s,
-							 ws, e->scratch);
-			emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+			instance_fired(e, k, j, ws);
 			ws += sp->slide_s;
 			continue;
 		}
@@ -724,8 +984,11 @@ fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
 			ws = align_up(sp, (wa_tick) first - sp->size_s + 1);
 			continue;
 		}
-		merge_window(e, k, pos, ws + sp->size_s);
-		emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+		if (sp->parent >= 0)
+			merge_from_parent(e, k, j, ws);
+		else
+			merge_window(e, k, pos, ws + sp->size_s);
+		instance_fired(e, k, j, ws);
 		ws += sp->slide_s;
 	}
 }
@@ -736,7 +999,8 @@ next_fire_end(const wa_engine *e, const keystate *k)
 {
 	wa_tick		best = WA_TICK_MAX;
 
-	for (int j = 0; j < e->n_windows; j++)
+	/* factor windows too: an event for k assumes nothing of k is due */
+	for (int j = 0; j < e->n_specs; j++)
 	{
 		const spec *sp = &e->specs[j];
 		/* the first window that has not fired, and the first slice past it */
@@ -793,8 +1057,8 @@ key_visit(wa_engine *e, keystate *k)
 	e->stats.key_visits++;
 	if (k->fired_end < e->fired_end)
 	{
-		for (int j = 0; j < e->n_windows; j++)
-			fire_windows(e, k, j, k->fired_end, e->fired_end);
+		for (int o = 0; o < e->n_specs; o++)
+			fire_windows(e, k, e->fire_order[o], k->fired_end, e->fired_end);
 		k->fired_end = e->fired_end;
 	}
 	while (k->slices.count > 0 &&
@@ -831,14 +1095,19 @@ late_hash(const keystate *k, int j, wa_tick ws)
 static void
 late_emit(wa_engine *e, late_window *w)
 {
-	const keystate *k = w->key;
+	keystate   *k = w->key;
 	const spec *sp = &e->specs[w->window];
 	const void *kept = NULL;
 
-	if (sp->stack >= 0 && k->stacks != NULL)
-		kept = wa_twostack_kept(&k->stacks[sp->stack], &e->layout, w->start);
+	/* kept values and parents' kept values follow late data: see wa_kept.h */
+	if (k->kept != NULL)
+		kept = wa_kept_get(&k->kept[w->window], &e->layout,
+						   wa_kept_instance(w->start, sp->phase, sp->slide_s),
+						   w->start);
 	if (kept != NULL)
 		memcpy(e->scratch, kept, e->layout.acc_size);
+	else if (sp->parent >= 0)
+		merge_from_parent(e, k, w->window, w->start);
 	else
 		merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, w->start),
 					 w->start + sp->size_s);
@@ -1082,14 +1351,20 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 		acc = wa_slices_acc(&k->slices, e->stride, pos);
 	wa_acc_update(&e->layout, acc, values);
 	key_mark_dirty(e, k, s);
-	if (!in_order && k->stacks != NULL)
+	if (!in_order)
 	{
 		/*
-		 * A late event may change a slice a cached window covers.  Cached
-		 * windows have fired, so an event in order is in none of them.
+		 * A late event may change a slice that a cached or kept window
+		 * covers.  Those windows have fired, so an event in order is in
+		 * none of them.
 		 */
-		for (int i = 0; i < e->n_stacks; i++)
-			wa_twostack_touch(&k->stacks[i], &e->layout, s, values);
+		if (k->stacks != NULL)
+			for (int i = 0; i < e->n_stacks; i++)
+				wa_twostack_touch(&k->stacks[i], &e->layout, s, values);
+		if (k->kept != NULL)
+			for (int j = 0; j < e->n_specs; j++)
+				wa_kept_touch(&k->kept[j], &e->layout, e->specs[j].size_s,
+							  s, values);
 	}
 
 	/* the key's deadline may move earlier: a new slice, an earlier window */
@@ -1394,7 +1669,8 @@ wa_engine_destroy(wa_engine *e)
 	wa_mem_free(&e->mem, e->scratch, e->layout.acc_size);
 	wa_mem_free(&e->mem, e->offsets, sizeof(uint32_t) * (e->layout.n_aggs + 1));
 	wa_mem_free(&e->mem, e->aggs, sizeof(wa_agg_spec) * (e->layout.n_aggs + 1));
-	wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_windows);
+	wa_mem_free(&e->mem, e->fire_order, sizeof(int) * e->n_specs);
+	wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_specs);
 	wa_mem_free(&e->mem, e->windows, sizeof(wa_window) * e->n_windows);
 	mem = e->mem;
 	wa_mem_free(&mem, e, sizeof(wa_engine));

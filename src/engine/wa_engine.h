@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "wa_agg.h"
+#include "wa_planner.h"
 #include "wa_time.h"
 
 /* A window specification, in ticks: [origin + k*slide, +size). */
@@ -117,6 +118,9 @@ typedef struct wa_config
 	bool		byte_keys;		/* keys are byte strings, not int64 */
 	bool		merge_every_slice;	/* never use two-stack emission (for
 									 * benchmarks and tests) */
+	bool		share_windows;	/* compute windows from other windows'
+								 * instances where the coverage plan (see
+								 * wa_engine_plan) says it is cheaper */
 	wa_emit_fn	emit;
 	void	   *emit_arg;
 	const wa_allocator *allocator;	/* NULL: malloc/realloc/free */
@@ -157,6 +161,19 @@ extern const char *wa_config_check(const wa_config *config);
 /* Create an engine; the config must pass wa_config_check. */
 extern wa_engine *wa_engine_create(const wa_config *config);
 extern void wa_engine_destroy(wa_engine *engine);
+
+/*
+ * The coverage plan for the config's windows (see wa_planner.h), in slice
+ * units, with *slice_width set to the slice width g: requested windows
+ * first, in order, then factor windows.  It is what the engine runs when
+ * config->share_windows is set.  Windows whose instances do not line up
+ * (origins that differ modulo a slide), and windows whose sharing would
+ * save less than 5% of the merges, are all computed from slices.
+ * Returns NULL, or the planner's message (the plan is then empty); free
+ * with wa_plan_free.
+ */
+extern const char *wa_engine_plan(const wa_config *config, wa_plan *plan,
+								  int64_t *slice_width);
 
 /* Slice width g in ticks. */
 extern int64_t wa_engine_slice_width(const wa_engine *engine);

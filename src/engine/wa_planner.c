@@ -74,6 +74,9 @@ typedef struct plan_ctx
 {
 	wa_cover_mode mode;
 	int64_t		root;
+	int64_t		stack_overlap;
+	bool		root_only;
+	int64_t		max_multiplier;
 	int64_t		period;
 } plan_ctx;
 
@@ -153,17 +156,35 @@ wa_recurrence(int64_t period, int64_t r, int64_t s)
 static bool
 can_feed(const plan_ctx *ctx, const plan_win *child, const plan_win *parent)
 {
-	if (!child->in_model || !parent->in_model)
+	if (!child->in_model || !parent->in_model || ctx->root_only)
+		return false;
+	if (ctx->max_multiplier > 0 &&
+		wa_cover_multiplier(child->r, child->s, parent->r, parent->s) > ctx->max_multiplier)
 		return false;
 	if (ctx->mode == WA_COVERED_BY)
 		return wa_covered_by(child->r, child->s, parent->r, parent->s);
 	return wa_partitioned_by(child->r, child->s, parent->r, parent->s);
 }
 
-/* M(W, S): r / root inside the model, an estimate outside it */
+/* Is W emitted through a two-stack when computed from the root? */
+static bool
+root_stacked(const plan_ctx *ctx, const plan_win *w)
+{
+	int64_t		slices = w->s / ctx->root + (w->s % ctx->root != 0);
+
+	return ctx->stack_overlap > 0 && w->r / ctx->stack_overlap >= w->s &&
+		2 * slices + 1 < w->r / ctx->root;
+}
+
+/*
+ * M(W, S): r / root inside the model, an estimate outside it; for a
+ * two-stack, the merges per instance (see wa_planner.h).
+ */
 static int64_t
 root_multiplier(const plan_ctx *ctx, const plan_win *w)
 {
+	if (root_stacked(ctx, w))
+		return 2 * (w->s / ctx->root + (w->s % ctx->root != 0)) + 1;
 	if (w->in_model)
 		return w->r / ctx->root;
 	return w->r / ctx->root + (w->r % ctx->root != 0);
@@ -560,8 +581,13 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 	if (n > INT32_MAX - WA_PLAN_MAX_FACTORS)
 		return "too many windows to plan";
 
+	if (options->stack_overlap < 0)
+		return "stack overlap must not be negative";
 	ctx.mode = options->mode;
 	ctx.root = options->root;
+	ctx.stack_overlap = options->stack_overlap;
+	ctx.root_only = options->root_only;
+	ctx.max_multiplier = options->max_multiplier;
 	ctx.period = 1;
 	for (int i = 0; i < n; i++)
 	{
@@ -575,7 +601,8 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 		ctx.period = a * ranges[i];
 	}
 
-	capacity = n + (options->factor_windows ? WA_PLAN_MAX_FACTORS : 0);
+	capacity = n + (options->factor_windows && !options->root_only ?
+					 WA_PLAN_MAX_FACTORS : 0);
 	w = malloc((size_t) capacity * sizeof(plan_win));
 	if (w == NULL || !alloc_choice(&cur, capacity))
 	{
@@ -602,7 +629,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 	choose_parents(&ctx, w, n, &cur);
 	alg1_total = cur.total;
 	count = n;
-	if (options->factor_windows)
+	if (options->factor_windows && !options->root_only)
 	{
 		count = add_factors(&ctx, w, n, &cur);
 		if (count < 0)
@@ -630,6 +657,8 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 		plan->nodes[i].range = w[i].r;
 		plan->nodes[i].slide = w[i].s;
 		plan->nodes[i].factor = w[i].factor;
+		plan->nodes[i].stacked = cur.parent[i] == WA_PLAN_ROOT &&
+			root_stacked(&ctx, &w[i]);
 		plan->nodes[i].parent = cur.parent[i];
 		plan->nodes[i].n = w[i].n;
 		plan->nodes[i].m = cur.m[i];

@@ -32,6 +32,13 @@
  * divides the gcd of the children's ranges and is a multiple of the
  * parent's range.
  *
+ * The engine emits a window that overlaps itself a lot through a two-stack
+ * (wa_twostack.h), which costs far less than M(W, S) per instance.  With
+ * options.stack_overlap set, such a window (r >= stack_overlap * s) costs
+ * min(M(W, S), 2 s / root + 1) from the root: each instance pushes s / root
+ * slices, pops as many (each popped entry was merged once when flipped)
+ * and merges once to answer.  Left at 0, costs are the paper's.
+ *
  * Pure C, no PostgreSQL headers.  All quantities are in one time unit; the
  * caller divides by the slice width first so that numbers stay small.
  *
@@ -74,6 +81,7 @@ typedef struct wa_plan_node
 	int64_t		range;
 	int64_t		slide;
 	bool		factor;			/* added by the planner, not requested */
+	bool		stacked;		/* from the root through a two-stack */
 	int			parent;			/* index into nodes, or WA_PLAN_ROOT */
 	int64_t		n;				/* recurrence count in the period */
 	int64_t		m;				/* M(W, parent) (parent = root: M(W, S)) */
@@ -99,6 +107,10 @@ typedef struct wa_plan_options
 	bool		factor_windows; /* run Algorithm 2/4 after Algorithm 1 */
 	int64_t		root;			/* range = slide of the virtual root (>= 1) */
 	double		event_rate;		/* eta: events per time unit */
+	int64_t		stack_overlap;	/* > 0: two-stack costs, see above */
+	bool		root_only;		/* no sharing: every window from the root
+								 * (windows whose instances do not line up) */
+	int64_t		max_multiplier; /* > 0: no parent with M above this */
 } wa_plan_options;
 
 /*

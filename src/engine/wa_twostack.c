@@ -35,57 +35,7 @@ wa_twostack_free(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout)
 
 	wa_mem_free(mem, ts->front, (size_t) ts->front_capacity * stride);
 	wa_mem_free(mem, ts->back, layout->acc_size);
-	wa_mem_free(mem, ts->recent_start, sizeof(wa_tick) * ts->recent_capacity);
-	wa_mem_free(mem, ts->recent_acc,
-				(size_t) layout->acc_size * ts->recent_capacity);
 	wa_twostack_init(ts);
-}
-
-void
-wa_twostack_keep(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
-				 uint32_t capacity, wa_tick size, wa_tick ws, const void *acc)
-{
-	if (capacity == 0)
-		return;
-	if (ts->recent_capacity == 0)
-	{
-		ts->recent_start = wa_mem_alloc(mem, sizeof(wa_tick) * capacity);
-		ts->recent_acc = wa_mem_alloc(mem, (size_t) layout->acc_size * capacity);
-		ts->recent_capacity = capacity;
-		ts->window_size = size;
-	}
-	ts->recent_start[ts->recent_next] = ws;
-	memcpy(ts->recent_acc + (size_t) ts->recent_next * layout->acc_size, acc,
-		   layout->acc_size);
-	ts->recent_next = (ts->recent_next + 1) % ts->recent_capacity;
-	if (ts->recent_used < ts->recent_capacity)
-		ts->recent_used++;
-}
-
-const void *
-wa_twostack_kept(const wa_twostack *ts, const wa_agg_layout *layout,
-				 wa_tick ws)
-{
-	for (uint32_t i = 0; i < ts->recent_used; i++)
-	{
-		if (ts->recent_start[i] == ws)
-			return ts->recent_acc + (size_t) i * layout->acc_size;
-	}
-	return NULL;
-}
-
-void
-wa_twostack_touch_kept(wa_twostack *ts, const wa_agg_layout *layout,
-					   wa_tick s, const wa_value *values)
-{
-	for (uint32_t i = 0; i < ts->recent_used; i++)
-	{
-		wa_tick		ws = ts->recent_start[i];
-
-		if (ws <= s && s < ws + ts->window_size)
-			wa_acc_update(layout, ts->recent_acc + (size_t) i * layout->acc_size,
-						  values);
-	}
 }
 
 /*

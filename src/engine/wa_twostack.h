@@ -20,12 +20,6 @@
  * a back slice is folded into the back's merge as well, one in a front
  * slice drops the cache, which is rebuilt on the next window.
  *
- * It also keeps the values of the last few windows it answered, as long
- * as they may still take late data: a late event is folded into each kept
- * window that holds its slice, so a late pane of such a window is a copy
- * instead of size/g merges.  Kept values mirror the slices exactly, since
- * every change to a fired window's slices goes through the touch below.
- *
  * src/engine/wa_twostack.h
  *
  *-------------------------------------------------------------------------
@@ -51,14 +45,6 @@ typedef struct wa_twostack
 	uint32_t	front_count;	/* entries in front, live or popped */
 	uint32_t	front_capacity;
 	void	   *back;			/* running merge of [mid, hi) */
-
-	/* ring of the last windows answered, oldest overwritten first */
-	wa_tick		window_size;	/* slices per window */
-	uint32_t	recent_capacity;
-	uint32_t	recent_used;	/* slots filled so far */
-	uint32_t	recent_next;	/* slot the next window goes to */
-	wa_tick    *recent_start;	/* window start per slot */
-	char	   *recent_acc;		/* accumulator per slot */
 } wa_twostack;
 
 extern void wa_twostack_init(wa_twostack *ts);
@@ -76,35 +62,15 @@ extern uint64_t wa_twostack_window(wa_twostack *ts, wa_mem *mem,
 								   wa_tick ws, wa_tick we, void *out);
 
 /*
- * Keep the value acc of window [ws, ws + size) among the last capacity
- * windows (capacity 0: keep none).
- */
-extern void wa_twostack_keep(wa_twostack *ts, wa_mem *mem,
-							 const wa_agg_layout *layout, uint32_t capacity,
-							 wa_tick size, wa_tick ws, const void *acc);
-
-/* The kept value of the window starting at ws, or NULL. */
-extern const void *wa_twostack_kept(const wa_twostack *ts,
-									const wa_agg_layout *layout, wa_tick ws);
-
-/* Fold an event in slice s into the kept windows that hold s. */
-extern void wa_twostack_touch_kept(wa_twostack *ts,
-								   const wa_agg_layout *layout, wa_tick s,
-								   const wa_value *values);
-
-/*
- * An event with the given values was folded into slice s.  Kept windows
- * holding s take it too.  If the cache covers s: in the back, fold the
- * event into the back's running merge too (the kernels are commutative,
- * so the merge stays exact); in the front, whose suffix merges would all
- * need it, drop the cache.
+ * An event with the given values was folded into slice s.  If the cache
+ * covers s: in the back, fold the event into the back's running merge too
+ * (the kernels are commutative, so the merge stays exact); in the front,
+ * whose suffix merges would all need it, drop the cache.
  */
 static inline void
 wa_twostack_touch(wa_twostack *ts, const wa_agg_layout *layout, wa_tick s,
 				  const wa_value *values)
 {
-	if (ts->recent_used > 0)
-		wa_twostack_touch_kept(ts, layout, s, values);
 	if (!ts->valid || s >= ts->hi)
 		return;
 	if (s >= ts->mid)

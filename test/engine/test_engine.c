@@ -806,11 +806,16 @@ typedef struct run_opts
 								 * dropped events */
 	bool		log_panes;
 	bool		merge_every_slice;	/* engine without two-stack emission */
+	bool		share_windows;	/* engine runs the window coverage plan */
+	const wa_agg_spec *aggs;	/* NULL: test_aggs */
+	int			n_aggs;
 } run_opts;
 
 typedef struct run_ctx
 {
 	const run_opts *opts;
+	const wa_agg_spec *aggs;	/* the run's aggregate list */
+	int			n_aggs;
 	const stream *st;
 	ref_model  *ref;
 	wtrack	   *track;
@@ -869,11 +874,12 @@ float_matches(double got, const ref_value *rv)
  */
 static bool
 results_match(const ref_model *ref, const ref_window *rw,
+			  const wa_agg_spec *aggs, int n_aggs,
 			  const wa_result *res, char *buf, size_t len)
 {
-	for (int a = 0; a < N_AGGS; a++)
+	for (int a = 0; a < n_aggs; a++)
 	{
-		wa_agg_kind kind = test_aggs[a].kind;
+		wa_agg_kind kind = aggs[a].kind;
 		const wa_result *g = &res[a];
 		ref_value	rv;
 		bool		ok = true;
@@ -979,7 +985,7 @@ collect_pane(void *arg, const wa_pane *pane)
 		lp->kind = pane->kind;
 		lp->revision = pane->revision;
 		lp->phase = c->phase;
-		memcpy(lp->results, pane->results, sizeof(wa_result) * N_AGGS);
+		memcpy(lp->results, pane->results, sizeof(wa_result) * c->n_aggs);
 	}
 
 	w = ref_find(c->ref, key, pane->window, pane->start);
@@ -1056,7 +1062,8 @@ collect_pane(void *arg, const wa_pane *pane)
 	}
 	t->last_rev = pane->revision;
 
-	t->last_matched = results_match(c->ref, rw, pane->results, NULL, 0);
+	t->last_matched = results_match(c->ref, rw, c->aggs, c->n_aggs,
+									pane->results, NULL, 0);
 	if (t->last_matched)
 	{
 		free(t->bad);
@@ -1066,7 +1073,7 @@ collect_pane(void *arg, const wa_pane *pane)
 	{
 		if (t->bad == NULL)
 			t->bad = malloc(sizeof(wa_result) * N_AGGS);
-		memcpy(t->bad, pane->results, sizeof(wa_result) * N_AGGS);
+		memcpy(t->bad, pane->results, sizeof(wa_result) * c->n_aggs);
 	}
 }
 
@@ -1139,8 +1146,8 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 	rc.windows = o->windows;
 	rc.bound = o->bound;
 	rc.lateness = o->lateness;
-	rc.n_aggs = N_AGGS;
-	rc.aggs = test_aggs;
+	rc.n_aggs = o->aggs != NULL ? o->n_aggs : N_AGGS;
+	rc.aggs = o->aggs != NULL ? o->aggs : test_aggs;
 	rc.n_inputs = N_INPUTS;
 	ref = ref_create(&rc);
 	for (int64_t i = 0; i < n_ops; i++)
@@ -1182,6 +1189,8 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 
 	memset(&c, 0, sizeof(c));
 	c.opts = o;
+	c.aggs = rc.aggs;
+	c.n_aggs = rc.n_aggs;
 	c.st = st;
 	c.ref = ref;
 	c.track = calloc((size_t) (n_wins + 1), sizeof(wtrack));
@@ -1194,13 +1203,14 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 	cfg.windows = o->windows;
 	cfg.bound = o->bound;
 	cfg.lateness = o->lateness;
-	cfg.n_aggs = N_AGGS;
-	cfg.aggs = test_aggs;
+	cfg.n_aggs = rc.n_aggs;
+	cfg.aggs = rc.aggs;
 	cfg.byte_keys = st->keys.bytes;
 	cfg.emit = collect_pane;
 	cfg.emit_arg = &c;
 	cfg.allocator = &al;
 	cfg.merge_every_slice = o->merge_every_slice;
+	cfg.share_windows = o->share_windows;
 
 	snprintf(name, sizeof(name), "%s: config accepted", o->name);
 	msg = wa_config_check(&cfg);
@@ -1329,7 +1339,8 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 			char		detail[500];
 
 			if (t->bad != NULL)
-				results_match(ref, rw, t->bad, detail, sizeof(detail));
+				results_match(ref, rw, c.aggs, c.n_aggs, t->bad, detail,
+							  sizeof(detail));
 			else
 				snprintf(detail, sizeof(detail), "?");
 			NOTE(&c, P_VALUE, "%s (revision %" PRId64 "): %s", buf,
@@ -1470,7 +1481,7 @@ typedef struct diff_case
 {
 	const char *name;
 	int			n_windows;
-	wa_window	windows[3];
+	wa_window	windows[5];
 	int64_t		bound;
 	int64_t		lateness;
 	int			n_keys;
@@ -1616,7 +1627,131 @@ run_diff_case(const diff_case *dc)
 			break;
 		}
 	}
+
+	/* several windows: the same panes when the coverage plan runs */
+	if (dc->n_windows > 1)
+	{
+		char		name[160];
+
+		snprintf(name, sizeof(name), "%s (shared windows)", dc->name);
+		o.name = name;
+		o.merge_every_slice = false;
+		o.share_windows = true;
+		run_stream(&o, &st, NULL);
+	}
 	stream_free(&st);
+}
+
+/* min and max only: the coverage plan may merge overlapping parents */
+static const wa_agg_spec minmax_aggs[] = {
+	{WA_AGG_MIN_INT, IN_A},
+	{WA_AGG_MAX_INT, IN_A},
+	{WA_AGG_MIN_FLOAT, IN_F},
+	{WA_AGG_MAX_FLOAT, IN_F},
+};
+
+/*
+ * Run one window set with shared windows against the reference, for every
+ * aggregate (partitioned-by) and for min and max alone (covered-by), and
+ * also without sharing; returns the merge counts through merges[4]
+ * (partitioned shared, unshared, covered shared, unshared).
+ */
+static void
+run_shared_set(const diff_case *dc, uint64_t merges[4])
+{
+	stream		st;
+	int			n_keys = diff_case_stream(dc, &st);
+
+	printf("# %s: seed %" PRIu64 ", %" PRId64 " events, %d keys\n", dc->name,
+		   dc->seed, st.n_events, n_keys);
+	for (int run = 0; run < 4; run++)
+	{
+		run_opts	o;
+		run_result	rr;
+		char		name[200];
+		bool		minmax = run >= 2;
+		bool		shared = run % 2 == 0;
+
+		memset(&o, 0, sizeof(o));
+		snprintf(name, sizeof(name), "%s (%s, %s)", dc->name,
+				 minmax ? "min/max" : "all aggregates",
+				 shared ? "shared windows" : "slices only");
+		o.name = name;
+		o.n_windows = dc->n_windows;
+		o.windows = dc->windows;
+		o.bound = dc->bound;
+		o.lateness = dc->lateness;
+		o.epoch = dc->epoch;
+		o.share_windows = shared;
+		if (minmax)
+		{
+			o.aggs = minmax_aggs;
+			o.n_aggs = (int) (sizeof(minmax_aggs) / sizeof(minmax_aggs[0]));
+		}
+		run_stream(&o, &st, &rr);
+		merges[run] = rr.ran ? rr.stats.merges : 0;
+		run_result_free(&rr);
+	}
+	stream_free(&st);
+}
+
+/*
+ * The paper's query (tumbling 10, 20, 30, 40) and random window sets:
+ * slides of 1 to 10 units, ranges of 1 to 10 slides, a common origin, so
+ * that windows can feed each other.  Every pane, on time and late, must
+ * equal the brute-force reference with and without sharing; on the
+ * paper's query sharing must also save merges.
+ */
+static void
+test_shared_windows(void)
+{
+	diff_case	dc;
+	uint64_t	merges[4];
+	rng			r = {UINT64_C(0x5eed0f5a7ed)};
+
+	memset(&dc, 0, sizeof(dc));
+	dc.name = "shared tumbling 10/20/30/40";
+	dc.n_windows = 4;
+	for (int i = 0; i < 4; i++)
+		dc.windows[i] = (wa_window) {10 * (i + 1), 10 * (i + 1), 0};
+	dc.bound = 15;
+	dc.lateness = 40;
+	dc.n_keys = 20;
+	dc.span = 20000;
+	dc.seed = 401;
+	dc.n_events = 60000;
+	run_shared_set(&dc, merges);
+	check(merges[0] < merges[1] && merges[2] < merges[3],
+		  "shared tumbling 10/20/30/40: sharing saves merges",
+		  "all aggregates %" PRIu64 " vs %" PRIu64 ", min/max %" PRIu64
+		  " vs %" PRIu64, merges[0], merges[1], merges[2], merges[3]);
+
+	for (int set = 0; set < 8; set++)
+	{
+		char		name[64];
+		int64_t		unit = 1 + (int64_t) rng_below(&r, 3);
+
+		snprintf(name, sizeof(name), "shared random set %d", set);
+		memset(&dc, 0, sizeof(dc));
+		dc.name = name;
+		dc.n_windows = 3 + (int) rng_below(&r, 3);
+		for (int i = 0; i < dc.n_windows; i++)
+		{
+			int64_t		slide = unit * (1 + (int64_t) rng_below(&r, 10));
+			int64_t		range = slide * (1 + (int64_t) rng_below(&r, 10));
+
+			dc.windows[i] = (wa_window) {range, slide, set % 2 == 0 ? 0 : 7};
+		}
+		dc.bound = 10 + (int64_t) rng_below(&r, 20);
+		dc.lateness = (int64_t) rng_below(&r, 60);
+		dc.n_keys = 1 + (int) rng_below(&r, 30);
+		dc.t0 = set == 5 ? INT64_MAX - 30000 : (set == 6 ? INT64_MIN + 10 : 0);
+		dc.span = 20000;
+		dc.seed = 410 + (uint64_t) set;
+		dc.epoch = set % 3 == 0 ? 1000 : 0;
+		dc.n_events = 30000;
+		run_shared_set(&dc, merges);
+	}
 }
 
 /*
@@ -3381,7 +3516,8 @@ ck_live_check(ck_ctx *c, int64_t i)
 
 			seen[w] = true;
 			n_expected--;
-			if (!results_match(ref, rw, p->results, detail, sizeof(detail)))
+			if (!results_match(ref, rw, test_aggs, N_AGGS, p->results, detail,
+							   sizeof(detail)))
 				NOTE(c, C_LIVE, "op %" PRId64 ": %s: %s", i, buf, detail);
 		}
 	}
@@ -4070,6 +4206,7 @@ main(int argc, char **argv)
 		test_full_range(full_range_g1, "full int64 range, slice width 1", 203);
 		test_full_range(full_range_g60, "full int64 range, slice width 2^60",
 						204);
+		test_shared_windows();
 		for (size_t i = 0; i < sizeof(ckpt_cases) / sizeof(ckpt_cases[0]); i++)
 			run_ckpt_case(&ckpt_cases[i]);
 		test_ckpt_extremes();

@@ -71,6 +71,7 @@ paper_options(wa_cover_mode mode, bool factors)
 {
 	wa_plan_options o;
 
+	memset(&o, 0, sizeof(o));
 	o.mode = mode;
 	o.factor_windows = factors;
 	o.root = 1;
@@ -376,8 +377,23 @@ plan_is_sound(const wa_plan *p, const int64_t *ranges, const int64_t *slides,
 			return false;
 		}
 		if (x->parent == WA_PLAN_ROOT)
+		{
 			m = in_model ? x->range / o->root :
 				(x->range + o->root - 1) / o->root;
+			/* a two-stack: s / root slices pushed, as many flipped, one query */
+			if (x->stacked)
+			{
+				int64_t		s_slices = (x->slide + o->root - 1) / o->root;
+
+				if (o->stack_overlap == 0 || x->range / o->stack_overlap < x->slide ||
+					2 * s_slices + 1 >= m)
+				{
+					snprintf(why, len, "node %d: stacked but not eligible", i);
+					return false;
+				}
+				m = 2 * s_slices + 1;
+			}
+		}
 		else
 		{
 			const wa_plan_node *y;
@@ -426,11 +442,16 @@ plan_is_sound(const wa_plan *p, const int64_t *ranges, const int64_t *slides,
 		total += x->cost;
 		if (i < n)
 		{
+			int64_t		root_m = in_model ? x->range / o->root :
+				(x->range + o->root - 1) / o->root;
+			int64_t		s_slices = (x->slide + o->root - 1) / o->root;
+
+			/* from the root through a two-stack when that is cheaper */
+			if (o->stack_overlap > 0 && x->range / o->stack_overlap >= x->slide &&
+				2 * s_slices + 1 < root_m)
+				root_m = 2 * s_slices + 1;
 			raw += (double) x->n * o->event_rate * (double) x->range;
-			slices += (double) x->n * (double) (in_model ?
-												x->range / o->root :
-												(x->range + o->root - 1) /
-												o->root);
+			slices += (double) x->n * (double) root_m;
 		}
 	}
 	if (total != p->total_cost || raw != p->raw_cost ||
@@ -506,6 +527,60 @@ test_example6(void)
 			check(ok, name, "%s", msg ? msg : why);
 			wa_plan_free(&p);
 		}
+}
+
+/*
+ * The options the engine adds to the paper's model: two-stack costs from
+ * the root, no sharing at all, and a bound on M.
+ */
+static void
+test_engine_options(void)
+{
+	static const int64_t hr[] = {600, 1200};
+	static const int64_t hs[] = {1, 1};
+	static const int64_t tr[] = {10, 20, 30, 40};
+	static const int64_t big[] = {10, 400};
+	wa_plan_options o = paper_options(WA_COVERED_BY, true);
+	wa_plan		p;
+	const char *msg;
+	char		why[400] = "";
+	bool		ok;
+
+	/* sliding windows from slices cost 2 s + 1 = 3 merges: no parent helps */
+	o.stack_overlap = 4;
+	msg = build(hr, hs, 2, &o, &p);
+	ok = msg == NULL && plan_is_sound(&p, hr, hs, 2, &o, why, sizeof(why));
+	ok = ok && p.n_nodes == 2 && p.nodes[0].stacked && p.nodes[1].stacked &&
+		p.nodes[0].parent == WA_PLAN_ROOT && p.nodes[1].parent == WA_PLAN_ROOT &&
+		p.nodes[0].m == 3 && p.nodes[1].m == 3 && p.total_cost == p.slices_cost;
+	check(ok, "engine options: sliding 600/1 and 1200/1 stay on two-stacks",
+		  "%s", msg ? msg : why[0] ? why : "unexpected plan");
+	wa_plan_free(&p);
+
+	/* root only: every window from slices, no factor */
+	o.stack_overlap = 0;
+	o.root_only = true;
+	msg = build(tr, tr, 4, &o, &p);
+	ok = msg == NULL && p.n_nodes == 4 && p.total_cost == p.slices_cost;
+	for (int i = 0; ok && i < 4; i++)
+		ok = p.nodes[i].parent == WA_PLAN_ROOT && p.nodes[i].m == tr[i];
+	check(ok, "engine options: root only plans every window from slices",
+		  "%s", msg ? msg : "unexpected plan");
+	wa_plan_free(&p);
+
+	/* a bound on M: 400 may not read 40 instances of 10 */
+	o.root_only = false;
+	o.factor_windows = false;
+	o.max_multiplier = 16;
+	msg = build(big, big, 2, &o, &p);
+	ok = msg == NULL && p.n_nodes == 2 && p.nodes[1].parent == WA_PLAN_ROOT;
+	wa_plan_free(&p);
+	o.max_multiplier = 0;
+	msg = msg ? msg : build(big, big, 2, &o, &p);
+	ok = ok && msg == NULL && p.nodes[1].parent == 0 && p.nodes[1].m == 40;
+	check(ok, "engine options: max_multiplier bounds M",
+		  "%s", msg ? msg : "unexpected plan");
+	wa_plan_free(&p);
 }
 
 /* Example 7: tumbling 20/30/40; 360 raw, 246 by Algorithm 1, 150 with 10 */
@@ -1274,6 +1349,7 @@ test_planner(planner_check_fn check_fn)
 					  UINT64_C(20200901), 5000);
 	property_coverage("any ranges", draw_any_ranges, UINT64_C(4), 3000);
 	test_example6();
+	test_engine_options();
 	test_example7();
 	test_example8();
 	test_hopping();
