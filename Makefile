@@ -57,7 +57,7 @@ bench-engine:
 	$(MAKE) -C bench/engine run
 
 bench-multiwindow:
-	$(MAKE) -C bench/multiwindow run
+	bash bench/multiwindow/run.sh
 
 bench-sql:
 	bash bench/sql/run.sh

@@ -109,6 +109,10 @@ SELECT * FROM check_late('{10,20,30,40}', '{10,20,30,40}', '{0,0,0,0}', 20, 60, 
 SELECT * FROM check_late('{20,10,40}', '{5,5,10}', '{0,0,0}', 20, 60, 'minmax');
 SELECT * FROM check_late('{20,30,40,7}', '{20,30,40,7}', '{0,0,0,0}', 20, 60);
 SELECT * FROM check_late('{20,30,40,7}', '{20,30,40,7}', '{0,0,0,0}', 20, 60, 'minmax');
+-- and the same windows computed from slices alone
+SET windowagg.share_windows = off;
+SELECT * FROM check_late('{10,20,30,40}', '{10,20,30,40}', '{0,0,0,0}', 20, 60);
+RESET windowagg.share_windows;
 -- no lateness at all, and lateness so long that nothing is dropped
 SELECT * FROM check_late('{20}', '{5}', '{0}', 0, 0);
 SELECT * FROM check_late('{20}', '{5}', '{0}', 10, 100000);

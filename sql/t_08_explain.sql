@@ -27,6 +27,14 @@ SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(30, 10), windowagg.hoppi
 -- parent here
 SELECT * FROM windowagg.explain(ARRAY[windowagg.hopping(600, 1), windowagg.hopping(1200, 1)], '{min}');
 
+-- windowagg.share_windows off: every window from slices, as the engine
+-- then runs them
+SET windowagg.share_windows = off;
+SELECT * FROM windowagg.explain(
+    ARRAY[windowagg.tumbling('10 min'), windowagg.tumbling('20 min'),
+          windowagg.tumbling('30 min'), windowagg.tumbling('40 min')], '{min}');
+RESET windowagg.share_windows;
+
 -- windows that do not start together share only slices
 SELECT * FROM windowagg.explain(ARRAY[windowagg.tumbling(10), windowagg.tumbling(20, 5)], '{min}');
 

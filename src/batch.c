@@ -387,7 +387,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	config.n_aggs = run->query->n_aggs;
 	config.aggs = aggs;
 	config.byte_keys = !run->query->int_key;
-	config.share_windows = true;
+	config.share_windows = wa_share_windows;
 	config.emit = emit_pane;
 	config.emit_arg = run;
 	config.allocator = &allocator;

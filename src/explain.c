@@ -153,6 +153,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	config.windows = windows->windows;
 	config.n_aggs = n_aggs;
 	config.aggs = aggs;
+	config.share_windows = wa_share_windows;
 	problem = wa_engine_plan(&config, &plan, &g);
 	if (problem != NULL)
 		ereport(ERROR,
@@ -200,7 +201,9 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	emit_line(&out, psprintf("Without coverage sharing (shared slices only): %.0f",
 							 plan.slices_cost));
 	emit_line(&out, psprintf("Every window from raw events: %.0f", plan.raw_cost));
-	if (!aligned)
+	if (!wa_share_windows)
+		emit_line(&out, "windowagg.share_windows is off: each window is computed from slices.");
+	else if (!aligned)
 		emit_line(&out, "Windows start at different origins: each is computed from slices.");
 	return (Datum) 0;
 }

@@ -29,6 +29,7 @@ int			wa_shared_memory_mb = 64;
 int			wa_max_state_memory_kb = 32 * 1024;
 int			wa_epoch_ms = 50;
 int			wa_epoch_rows = 100000;
+bool		wa_share_windows = true;
 
 void		_PG_init(void);
 
@@ -67,6 +68,15 @@ _PG_init(void)
 							100000, 1, INT_MAX,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("windowagg.share_windows",
+							 "Computes windows from other windows' results where the coverage plan says it is cheaper.",
+							 "Off, every window is computed from the shared slices; results are the same. "
+							 "A pipeline reads it when its worker starts.",
+							 &wa_share_windows,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	if (process_shared_preload_libraries_in_progress)
 	{

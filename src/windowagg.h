@@ -168,6 +168,7 @@ extern void wa_start_result(ReturnSetInfo *rsinfo);
 /* ---------- GUCs (windowagg.c) ---------- */
 
 extern int	wa_result_memory_kb;
+extern bool wa_share_windows;	/* windowagg.share_windows */
 
 /* ---------- engine memory (engine_alloc.c) ---------- */
 

@@ -222,7 +222,7 @@ create_engine(Worker *w)
 	config.n_aggs = w->query->n_aggs;
 	config.aggs = aggs;
 	config.byte_keys = !w->query->int_key;
-	config.share_windows = true;
+	config.share_windows = wa_share_windows;
 	config.emit = emit_pane;
 	config.emit_arg = w;
 	wa_arena_allocator_init(&w->allocator, w->slot);

@@ -204,6 +204,7 @@ measure(const window_set *set, const char *agg_name, const wa_agg_spec *aggs,
 	cfg.windows = set->w;
 	cfg.n_aggs = n_aggs;
 	cfg.aggs = aggs;
+	cfg.share_windows = true;
 	if (wa_engine_plan(&cfg, &plan, &g) != NULL)
 		memset(&plan, 0, sizeof(plan));
 

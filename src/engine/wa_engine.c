@@ -78,11 +78,9 @@
 #define TWOSTACK_MIN_OVERLAP 4
 
 /*
- * A window keeps at most this many fired instances (a power of two): those
- * its children still need, and, if it is emitted through a two-stack, those
- * that may still take late data.  Late panes of older ones are merged from
- * slices.  The plan gives no window more than MAX_PARENT_INSTANCES parent
- * instances, so that on-time panes always find theirs kept.
+ * A window keeps at most this many fired instances (a power of two; see
+ * kept_capacity).  The plan gives no window more than MAX_PARENT_INSTANCES
+ * parent instances, so that on-time panes always find theirs kept.
  */
 #define MAX_KEPT 256
 #define MAX_PARENT_INSTANCES (MAX_KEPT / 2)
@@ -152,6 +150,7 @@ struct wa_engine
 	int			n_specs;		/* requested, then factor windows */
 	spec	   *specs;
 	int		   *fire_order;		/* spec numbers, parents first */
+	wa_tick		fire_step;		/* slices a key fires at a time */
 	int64_t		g;				/* slice width in ticks */
 	int64_t		base;			/* grid offset, in [0, g) */
 	int64_t		bound;
@@ -460,7 +459,7 @@ wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
 	memset(&options, 0, sizeof(options));
 	options.mode = config_cover_mode(config);
 	options.factor_windows = true;
-	options.root_only = !aligned;
+	options.root_only = !aligned || !config->share_windows;
 	options.root = 1;
 	options.event_rate = 1.0;
 	options.stack_overlap = config->merge_every_slice ? 0 : TWOSTACK_MIN_OVERLAP;
@@ -478,16 +477,25 @@ wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
 }
 
 /*
- * Ring size for spec j: instances its children may still read (a child
- * instance reads the parent instances inside it until it closes, lateness
- * after its end), and, for a two-stack, instances that may take late data.
+ * Ring size for spec j.  A child instance fires right after the last of
+ * the M parent instances it reads, so on-time panes need the last M; its
+ * late panes read them again until it closes, lateness after its end, and
+ * a two-stack's own late panes read its instances that may take late
+ * data.  Keeping every instance that late data may still reach could cost
+ * many accumulators per key for a long lateness: beyond the on-time need,
+ * rings keep at most KEPT_FOR_LATE, and older late panes are merged from
+ * slices.
  */
+#define KEPT_FOR_LATE 16
+
 static uint32_t
 kept_capacity(const wa_engine *e, int j)
 {
 	const spec *sp = &e->specs[j];
 	wa_tick		late_slices = (wa_tick) (e->lateness / e->g) + 1;
-	wa_tick		need = 0;
+	wa_tick		on_time = 0;
+	wa_tick		late = 0;
+	wa_tick		need;
 	uint32_t	capacity = 1;
 
 	for (int c = 0; c < e->n_specs; c++)
@@ -496,12 +504,17 @@ kept_capacity(const wa_engine *e, int j)
 		{
 			wa_tick		n = (e->specs[c].size_s + late_slices) / sp->slide_s + 1;
 
-			if (n > need)
-				need = n;
+			if (e->specs[c].m > on_time)
+				on_time = e->specs[c].m;
+			if (n > late)
+				late = n;
 		}
 	}
-	if (sp->stack >= 0 && e->lateness > 0 && late_slices / sp->slide_s + 1 > need)
-		need = late_slices / sp->slide_s + 1;
+	if (sp->stack >= 0 && e->lateness > 0 && late_slices / sp->slide_s + 1 > late)
+		late = late_slices / sp->slide_s + 1;
+	if (late > KEPT_FOR_LATE)
+		late = KEPT_FOR_LATE;
+	need = on_time > late ? on_time : late;
 	if (need == 0)
 		return 0;
 	while (capacity < need && capacity < MAX_KEPT)
@@ -594,8 +607,27 @@ wa_engine_create(const wa_config *config)
 	}
 	if (shared)
 		wa_plan_free(&plan);
+	e->fire_step = WA_TICK_MAX;
 	for (int j = 0; j < e->n_specs; j++)
-		e->specs[j].n_kept = kept_capacity(e, j);
+	{
+		spec	   *sp = &e->specs[j];
+		int64_t		max_m = 0;
+
+		sp->n_kept = kept_capacity(e, j);
+		for (int c = 0; c < e->n_specs; c++)
+			if (e->specs[c].parent == j && e->specs[c].m > max_m)
+				max_m = e->specs[c].m;
+		/* a child read its M parent instances; the rest of the ring is slack */
+		if (max_m > 0)
+		{
+			wa_tick		step = ((wa_tick) sp->n_kept - max_m) * sp->slide_s;
+
+			if (step < 1)
+				step = 1;
+			if (step < e->fire_step)
+				e->fire_step = step;
+		}
+	}
 	set_fire_order(e);
 	e->byte_keys = config->byte_keys;
 	e->emit = config->emit;
@@ -993,9 +1025,12 @@ fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
 	}
 }
 
-/* Earliest end (slice number) of an unfired window of k, or WA_TICK_MAX. */
+/*
+ * Earliest end (slice number) after "after" of a window of k that holds
+ * data, or WA_TICK_MAX.
+ */
 static wa_tick
-next_fire_end(const wa_engine *e, const keystate *k)
+next_fire_end_after(const wa_engine *e, const keystate *k, wa_tick after)
 {
 	wa_tick		best = WA_TICK_MAX;
 
@@ -1004,7 +1039,7 @@ next_fire_end(const wa_engine *e, const keystate *k)
 	{
 		const spec *sp = &e->specs[j];
 		/* the first window that has not fired, and the first slice past it */
-		wa_tick		first_end = align_up(sp, e->fired_end + 1 - sp->size_s) + sp->size_s;
+		wa_tick		first_end = align_up(sp, after + 1 - sp->size_s) + sp->size_s;
 		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, first_end);
 		wa_tick		threshold;
 		wa_tick		s;
@@ -1021,12 +1056,12 @@ next_fire_end(const wa_engine *e, const keystate *k)
 		}
 
 		/* else: the first slice that belongs to a window ending later */
-		threshold = align_up(sp, e->fired_end - sp->size_s + 1);
+		threshold = align_up(sp, after - sp->size_s + 1);
 		pos = wa_slices_lower_bound(&k->slices, e->stride, threshold);
 		if (pos == k->slices.count)
 			continue;
 		s = wa_slices_index(&k->slices, e->stride, pos);
-		lo = s > e->fired_end ? s : e->fired_end;
+		lo = s > after ? s : after;
 		/* smallest window end > lo: ends are starts shifted by size_s */
 		end = align_up(sp, lo + 1 - sp->size_s) + sp->size_s;
 		if (end < best)
@@ -1038,7 +1073,7 @@ next_fire_end(const wa_engine *e, const keystate *k)
 static void
 key_reschedule(wa_engine *e, keystate *k)
 {
-	wa_tick		fire = next_fire_end(e, k);
+	wa_tick		fire = next_fire_end_after(e, k, e->fired_end);
 	wa_tick		deadline;
 
 	deadline = slice_expiry(e, wa_slices_index(&k->slices, e->stride, 0));
@@ -1057,8 +1092,28 @@ key_visit(wa_engine *e, keystate *k)
 	e->stats.key_visits++;
 	if (k->fired_end < e->fired_end)
 	{
-		for (int o = 0; o < e->n_specs; o++)
-			fire_windows(e, k, e->fire_order[o], k->fired_end, e->fired_end);
+		wa_tick		lo = k->fired_end;
+
+		/*
+		 * Fire in steps short enough that parents' rings still hold what
+		 * their children read (a big watermark jump, a flush), skipping
+		 * stretches without data.
+		 */
+		while (lo < e->fired_end)
+		{
+			wa_tick		hi = e->fire_step == WA_TICK_MAX ? e->fired_end :
+				next_fire_end_after(e, k, lo);
+
+			if (hi > e->fired_end)
+				break;
+			if (hi < lo + e->fire_step)
+				hi = lo + e->fire_step;
+			if (hi > e->fired_end)
+				hi = e->fired_end;
+			for (int o = 0; o < e->n_specs; o++)
+				fire_windows(e, k, e->fire_order[o], lo, hi);
+			lo = hi;
+		}
 		k->fired_end = e->fired_end;
 	}
 	while (k->slices.count > 0 &&
@@ -1379,7 +1434,8 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	slice_end = slice_end_tick(e, s);
 	if (slice_end < deadline)
 	{
-		for (int j = 0; j < e->n_windows; j++)
+		/* factor windows too, as in next_fire_end */
+		for (int j = 0; j < e->n_specs; j++)
 		{
 			const spec *sp = &e->specs[j];
 			wa_tick		lo = (wa_tick) s > e->fired_end ? (wa_tick) s : e->fired_end;

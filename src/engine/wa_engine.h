@@ -165,8 +165,9 @@ extern void wa_engine_destroy(wa_engine *engine);
 /*
  * The coverage plan for the config's windows (see wa_planner.h), in slice
  * units, with *slice_width set to the slice width g: requested windows
- * first, in order, then factor windows.  It is what the engine runs when
- * config->share_windows is set.  Windows whose instances do not line up
+ * first, in order, then factor windows: what the engine runs.  Without
+ * config->share_windows, every window is computed from slices; with it,
+ * windows whose instances do not line up
  * (origins that differ modulo a slide), and windows whose sharing would
  * save less than 5% of the merges, are all computed from slices.
  * Returns NULL, or the planner's message (the plan is then empty); free

@@ -1,0 +1,90 @@
+-- bench/multiwindow/pipelines.sql: see run.sh.  Variables: events, csv.
+\set ON_ERROR_STOP on
+SET client_min_messages = warning;
+CREATE EXTENSION windowagg;
+
+-- 1000 devices, one reading each every 6 s of event time, jittered by up
+-- to 10 s; staged once as CSV
+CREATE UNLOGGED TABLE staged AS
+SELECT i % 1000 AS device,
+       timestamptz '2024-01-01 00:00+00' + (i * 6 + (random() * 10000 - 5000)) * interval '1 ms' AS read_at,
+       round((random() * 40)::numeric, 2)::float8 AS temp
+FROM generate_series(0, :events - 1) i;
+COPY staged TO :'csv' WITH (FORMAT csv);
+
+CREATE FUNCTION create_source(name text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE TABLE %I (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                                      device int NOT NULL, read_at timestamptz NOT NULL,
+                                      temp float8)', name);
+END
+$$;
+CREATE FUNCTION paper_pipeline(name text, source text, windows windowagg.window[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM windowagg.create_pipeline(name,
+        format('SELECT device, min(temp) AS min_temp, max(temp) AS max_temp FROM %I GROUP BY device',
+               source),
+        'read_at', windows, bound => '30 s', lateness => '1 min');
+    PERFORM windowagg.wait(name);
+END
+$$;
+SELECT create_source('src_a'), create_source('src_b'), create_source('src_c');
+SELECT paper_pipeline('a10', 'src_a', ARRAY[windowagg.tumbling('10 min')]),
+       paper_pipeline('a20', 'src_a', ARRAY[windowagg.tumbling('20 min')]),
+       paper_pipeline('a30', 'src_a', ARRAY[windowagg.tumbling('30 min')]),
+       paper_pipeline('a40', 'src_a', ARRAY[windowagg.tumbling('40 min')]);
+ALTER SYSTEM SET windowagg.share_windows = off;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+SELECT paper_pipeline('b', 'src_b', ARRAY[windowagg.tumbling('10 min'), windowagg.tumbling('20 min'),
+                                          windowagg.tumbling('30 min'), windowagg.tumbling('40 min')]);
+SELECT pg_sleep(0.5);
+ALTER SYSTEM RESET windowagg.share_windows;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+SELECT paper_pipeline('c', 'src_c', ARRAY[windowagg.tumbling('10 min'), windowagg.tumbling('20 min'),
+                                          windowagg.tumbling('30 min'), windowagg.tumbling('40 min')]);
+SELECT * FROM windowagg.explain('c');
+
+-- each case: COPY the backlog (one transaction), then wait from its commit
+CHECKPOINT;
+COPY src_a (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT windowagg.wait('a10', NULL), windowagg.wait('a20', NULL),
+       windowagg.wait('a30', NULL), windowagg.wait('a40', NULL);
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS a_s \gset
+CHECKPOINT;
+COPY src_b (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT windowagg.wait('b', NULL);
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS b_s \gset
+CHECKPOINT;
+COPY src_c (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT windowagg.wait('c', NULL);
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS c_s \gset
+
+-- the same windows everywhere
+CREATE VIEW a_all AS
+    SELECT device, window_start, window_end, min_temp, max_temp FROM a10 UNION ALL
+    SELECT device, window_start, window_end, min_temp, max_temp FROM a20 UNION ALL
+    SELECT device, window_start, window_end, min_temp, max_temp FROM a30 UNION ALL
+    SELECT device, window_start, window_end, min_temp, max_temp FROM a40;
+SELECT (SELECT count(*) FROM a_all) AS windows,
+       (SELECT count(*) FROM (SELECT * FROM a_all EXCEPT
+                              SELECT device, window_start, window_end, min_temp, max_temp FROM b) x)
+       + (SELECT count(*) FROM (SELECT device, window_start, window_end, min_temp, max_temp FROM b
+                                EXCEPT SELECT * FROM a_all) x) AS b_differences,
+       (SELECT count(*) FROM (SELECT * FROM a_all EXCEPT
+                              SELECT device, window_start, window_end, min_temp, max_temp FROM c) x)
+       + (SELECT count(*) FROM (SELECT device, window_start, window_end, min_temp, max_temp FROM c
+                                EXCEPT SELECT * FROM a_all) x) AS c_differences;
+
+\echo
+SELECT :events AS events,
+       round(:events / :a_s) AS "(a) 4 pipelines events/s",
+       round(:events / :b_s) AS "(b) shared slices events/s",
+       round(:events / :c_s) AS "(c) coverage plan events/s",
+       round((:a_s / :c_s)::numeric, 2) AS "(c)/(a)",
+       round((:b_s / :c_s)::numeric, 2) AS "(c)/(b)";
