@@ -26,25 +26,29 @@ BEGIN
         format('SELECT device, min(temp) AS min_temp, max(temp) AS max_temp FROM %I GROUP BY device',
                source),
         'read_at', windows, bound => '30 s', lateness => '1 min');
-    PERFORM windowagg.wait(name);
 END
 $$;
 SELECT create_source('src_a'), create_source('src_b'), create_source('src_c');
+-- pipelines start when the transaction that creates them commits; each
+-- worker builds its engine, reading windowagg.share_windows, before the
+-- first wait returns
 SELECT paper_pipeline('a10', 'src_a', ARRAY[windowagg.tumbling('10 min')]),
        paper_pipeline('a20', 'src_a', ARRAY[windowagg.tumbling('20 min')]),
        paper_pipeline('a30', 'src_a', ARRAY[windowagg.tumbling('30 min')]),
        paper_pipeline('a40', 'src_a', ARRAY[windowagg.tumbling('40 min')]);
+SELECT windowagg.wait('a10'), windowagg.wait('a20'), windowagg.wait('a30'), windowagg.wait('a40');
 ALTER SYSTEM SET windowagg.share_windows = off;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.2);
 SELECT paper_pipeline('b', 'src_b', ARRAY[windowagg.tumbling('10 min'), windowagg.tumbling('20 min'),
                                           windowagg.tumbling('30 min'), windowagg.tumbling('40 min')]);
-SELECT pg_sleep(0.5);
+SELECT windowagg.wait('b');
 ALTER SYSTEM RESET windowagg.share_windows;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.2);
 SELECT paper_pipeline('c', 'src_c', ARRAY[windowagg.tumbling('10 min'), windowagg.tumbling('20 min'),
                                           windowagg.tumbling('30 min'), windowagg.tumbling('40 min')]);
+SELECT windowagg.wait('c');
 SELECT * FROM windowagg.explain('c');
 
 -- each case: COPY the backlog (one transaction), then wait from its commit

@@ -178,6 +178,10 @@ struct wa_engine
 	wa_tick		wm_next_edge;	/* watermark at which the above change */
 	bool		unfired_ok;		/* fired_end fits int64 (as unfired_from): */
 	int64_t		unfired_from;	/* events in slices >= it are plain on time */
+	bool		unfired_end_valid;	/* first_unfired_end's last answer: */
+	int64_t		unfired_end_slice;	/* for this slice */
+	wa_tick		unfired_end_fired;	/* and this fired_end */
+	wa_tick		unfired_end_tick;
 	int64_t		near_first;		/* NEAR_SLICES slices around a recent */
 	int64_t		near_lo;		/* event, near_first the first of them, */
 	int64_t		near_hi;		/* spanning ticks [near_lo, near_hi) */
@@ -1026,6 +1030,42 @@ fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
 }
 
 /*
+ * Tick at which the first unfired window holding slice s ends, over every
+ * spec (factor windows too, as in next_fire_end_after), or WA_TICK_MAX.
+ * It depends on s and fired_end only, and events of all keys arrive in
+ * the same few slices: remember the last answer.
+ */
+static wa_tick
+first_unfired_end(wa_engine *e, int64_t s)
+{
+	wa_tick		best = WA_TICK_MAX;
+	wa_tick		lo = (wa_tick) s > e->fired_end ? (wa_tick) s : e->fired_end;
+
+	if (e->unfired_end_valid && e->unfired_end_slice == s &&
+		e->unfired_end_fired == e->fired_end)
+		return e->unfired_end_tick;
+	for (int j = 0; j < e->n_specs; j++)
+	{
+		const spec *sp = &e->specs[j];
+		wa_tick		end = align_up(sp, lo + 1 - sp->size_s) + sp->size_s;
+
+		/* only windows that contain s */
+		if (end - sp->size_s <= s)
+		{
+			wa_tick		tick = slice_tick(e, end);
+
+			if (tick < best)
+				best = tick;
+		}
+	}
+	e->unfired_end_valid = true;
+	e->unfired_end_slice = s;
+	e->unfired_end_fired = e->fired_end;
+	e->unfired_end_tick = best;
+	return best;
+}
+
+/*
  * Earliest end (slice number) after "after" of a window of k that holds
  * data, or WA_TICK_MAX.
  */
@@ -1101,15 +1141,18 @@ key_visit(wa_engine *e, keystate *k)
 		 */
 		while (lo < e->fired_end)
 		{
-			wa_tick		hi = e->fire_step == WA_TICK_MAX ? e->fired_end :
-				next_fire_end_after(e, k, lo);
+			wa_tick		hi = e->fired_end;
 
-			if (hi > e->fired_end)
-				break;
-			if (hi < lo + e->fire_step)
-				hi = lo + e->fire_step;
-			if (hi > e->fired_end)
-				hi = e->fired_end;
+			if (hi - lo > e->fire_step)
+			{
+				hi = next_fire_end_after(e, k, lo);
+				if (hi > e->fired_end)
+					break;
+				if (hi < lo + e->fire_step)
+					hi = lo + e->fire_step;
+				if (hi > e->fired_end)
+					hi = e->fired_end;
+			}
 			for (int o = 0; o < e->n_specs; o++)
 				fire_windows(e, k, e->fire_order[o], lo, hi);
 			lo = hi;
@@ -1434,22 +1477,10 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	slice_end = slice_end_tick(e, s);
 	if (slice_end < deadline)
 	{
-		/* factor windows too, as in next_fire_end */
-		for (int j = 0; j < e->n_specs; j++)
-		{
-			const spec *sp = &e->specs[j];
-			wa_tick		lo = (wa_tick) s > e->fired_end ? (wa_tick) s : e->fired_end;
-			wa_tick		end = align_up(sp, lo + 1 - sp->size_s) + sp->size_s;
+		wa_tick		tick = first_unfired_end(e, s);
 
-			/* only windows that contain s */
-			if (end - sp->size_s <= s)
-			{
-				wa_tick		tick = slice_tick(e, end);
-
-				if (tick < deadline)
-					deadline = tick;
-			}
-		}
+		if (tick < deadline)
+			deadline = tick;
 	}
 	if (deadline != k->node.deadline || k->node.pos < 0)
 		key_set_deadline(e, k, deadline);
