@@ -247,9 +247,16 @@ pane_id_compare(const void *a, const void *b, Size keysize)
 static char *
 qualified_name(Oid relid)
 {
-	return psprintf("%s.%s",
-					quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-					quote_identifier(get_rel_name(relid)));
+	char	   *relname = get_rel_name(relid);
+	char	   *nspname = relname != NULL ?
+		get_namespace_name(get_rel_namespace(relid)) : NULL;
+
+	/* gone since the definition was read: a drop_pipeline committed */
+	if (relname == NULL || nspname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table with OID %u does not exist", relid)));
+	return psprintf("%s.%s", quote_identifier(nspname), quote_identifier(relname));
 }
 
 /*
@@ -354,6 +361,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	sink->key_values = palloc(sizeof(Datum) * (q->n_keys + 1));
 	sink->key_nulls = palloc(sizeof(bool) * (q->n_keys + 1));
 	MemoryContextSwitchTo(old);
+	sink->ready = true;
 }
 
 /* ---------- buffering (CurrentMemoryContext: the epoch's) ---------- */
@@ -505,8 +513,8 @@ wa_sink_write_checkpoint(WaSink *sink, int64 live_slices)
 void
 wa_sink_reset(WaSink *sink)
 {
-	if (sink->query == NULL)
-		return;					/* never set up */
+	if (!sink->ready)
+		return;					/* never set up, or setting up failed */
 	columns_reset(&sink->panes);
 	columns_reset(&sink->dead);
 	wa_ckpt_reset(&sink->ckpt);

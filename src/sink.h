@@ -29,6 +29,7 @@ typedef struct WaColumns
 
 typedef struct WaSink
 {
+	bool		ready;			/* wa_sink_init completed */
 	const WaAggQuery *query;
 	WaKeyCodec *codec;
 	int32		pipeline_id;

@@ -1,4 +1,4 @@
--- bench/multiwindow/pipelines.sql: see run.sh.  Variables: events, csv.
+-- bench/multiwindow/pipelines.sql: see run.sh.  Variables: events, csv, clk_tck.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 CREATE EXTENSION windowagg;
@@ -28,6 +28,16 @@ BEGIN
         'read_at', windows, bound => '30 s', lateness => '1 min');
 END
 $$;
+-- CPU seconds the named pipelines' workers have used (user + system, from
+-- /proc), since (a) spreads its four workers over the machine's cores
+CREATE FUNCTION worker_cpu_s(names text[], hz float8) RETURNS float8 LANGUAGE sql AS $$
+    SELECT sum(split_part(f, ' ', 12)::bigint + split_part(f, ' ', 13)::bigint) / hz
+    FROM windowagg.stat_pipelines s,
+         LATERAL (SELECT substr(x, strpos(x, ') ') + 2) AS f
+                  FROM pg_read_file('/proc/' || s.worker_pid || '/stat') x) y
+    WHERE s.name = ANY (names)
+$$;
+
 SELECT create_source('src_a'), create_source('src_b'), create_source('src_c');
 -- pipelines start when the transaction that creates them commits; each
 -- worker builds its engine, reading windowagg.share_windows, before the
@@ -53,21 +63,27 @@ SELECT * FROM windowagg.explain('c');
 
 -- each case: COPY the backlog (one transaction), then wait from its commit
 CHECKPOINT;
+SELECT worker_cpu_s('{a10,a20,a30,a40}', :clk_tck) AS cpu0 \gset
 COPY src_a (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 SELECT windowagg.wait('a10', NULL), windowagg.wait('a20', NULL),
        windowagg.wait('a30', NULL), windowagg.wait('a40', NULL);
-SELECT extract(epoch FROM clock_timestamp()) - :t0 AS a_s \gset
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS a_s,
+       worker_cpu_s('{a10,a20,a30,a40}', :clk_tck) - :cpu0 AS a_cpu \gset
 CHECKPOINT;
+SELECT worker_cpu_s('{b}', :clk_tck) AS cpu0 \gset
 COPY src_b (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 SELECT windowagg.wait('b', NULL);
-SELECT extract(epoch FROM clock_timestamp()) - :t0 AS b_s \gset
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS b_s,
+       worker_cpu_s('{b}', :clk_tck) - :cpu0 AS b_cpu \gset
 CHECKPOINT;
+SELECT worker_cpu_s('{c}', :clk_tck) AS cpu0 \gset
 COPY src_c (device, read_at, temp) FROM :'csv' WITH (FORMAT csv);
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 SELECT windowagg.wait('c', NULL);
-SELECT extract(epoch FROM clock_timestamp()) - :t0 AS c_s \gset
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS c_s,
+       worker_cpu_s('{c}', :clk_tck) - :cpu0 AS c_cpu \gset
 
 -- the same windows everywhere
 CREATE VIEW a_all AS
@@ -86,9 +102,16 @@ SELECT (SELECT count(*) FROM a_all) AS windows,
                                 EXCEPT SELECT * FROM a_all) x) AS c_differences;
 
 \echo
+-- events/s of wall time from the COPY's commit, and events per CPU second
+-- of the workers (the four of (a) share the cores)
 SELECT :events AS events,
        round(:events / :a_s) AS "(a) 4 pipelines events/s",
        round(:events / :b_s) AS "(b) shared slices events/s",
        round(:events / :c_s) AS "(c) coverage plan events/s",
        round((:a_s / :c_s)::numeric, 2) AS "(c)/(a)",
        round((:b_s / :c_s)::numeric, 2) AS "(c)/(b)";
+SELECT round(:a_cpu::numeric, 2) AS "(a) worker CPU s",
+       round(:b_cpu::numeric, 2) AS "(b) worker CPU s",
+       round(:c_cpu::numeric, 2) AS "(c) worker CPU s",
+       round((:a_cpu / :c_cpu)::numeric, 2) AS "(c)/(a) per CPU s",
+       round((:b_cpu / :c_cpu)::numeric, 2) AS "(c)/(b) per CPU s";
