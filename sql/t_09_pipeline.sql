@@ -28,6 +28,17 @@ SELECT windowagg.create_pipeline(
     windows => ARRAY[windowagg.tumbling(25)],
     bound => 20, lateness => 60,
     result_table => 'p_int_results') > 0 AS created;
+-- aligned windows: the worker runs the coverage plan (20 and 30 from 10,
+-- 40 from 20), late panes included
+SELECT windowagg.create_pipeline(
+    name => 'p_shared',
+    query => $$SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn, max(v) AS mx
+               FROM src_p GROUP BY k$$,
+    event_time => 't',
+    windows => ARRAY[windowagg.tumbling(10), windowagg.tumbling(20),
+                     windowagg.tumbling(30), windowagg.tumbling(40)],
+    bound => 20, lateness => 60) > 0 AS created;
+SELECT * FROM windowagg.explain('p_shared');
 
 -- the result, dead-letter and live relations exist, with the right columns
 SELECT c.relname, c.relkind,
@@ -46,7 +57,7 @@ CREATE FUNCTION feed(lo int, hi int) RETURNS void LANGUAGE sql AS $$
     SELECT k, kt, t, v, f FROM ev_p WHERE id BETWEEN lo AND hi ORDER BY id
 $$;
 SELECT feed(1, 1000);
-SELECT windowagg.wait('p_text') AND windowagg.wait('p_int') AS caught_up;
+SELECT windowagg.wait('p_text') AND windowagg.wait('p_int') AND windowagg.wait('p_shared') AS caught_up;
 
 -- live windows: exactly the windows that hold accepted events and have
 -- not fired at the watermark the prefix leaves (max t - bound)
@@ -78,7 +89,8 @@ SELECT windowagg.wait('p_int') AS caught_up;
 SELECT feed(7778, 9000);
 
 -- end of input
-SELECT windowagg.flush('p_text') AND windowagg.flush('p_int') AS flushed;
+SELECT windowagg.flush('p_text') AND windowagg.flush('p_int') AND windowagg.flush('p_shared')
+    AS flushed;
 
 -- (a) the reference: final value of every window = fold of exactly the
 -- events the window accepted, replayed row by row
@@ -121,6 +133,10 @@ CREATE VIEW ev_p_filtered AS SELECT * FROM ev_p WHERE v > -500;
 SELECT * FROM compare_pipeline('ev_p_filtered', '{25}', '{25}', '{0}', 'p_int_results',
     'p_int_results_dead_letters', 'k', 'count(*) AS n, sum(e.v) AS s, max(e.f) AS mxf');
 
+SELECT * FROM compare_pipeline('ev_p', '{10,20,30,40}', '{10,20,30,40}', '{0,0,0,0}', 'p_shared',
+    'p_shared_dead_letters', 'k', 'count(*) AS n, sum(e.v) AS s, min(e.v) AS mn, max(e.v) AS mx');
+SELECT count(*) FILTER (WHERE pane = 'late') > 0 AS shared_has_late FROM p_shared;
+
 -- the stream had late panes and dead letters to check
 SELECT count(*) FILTER (WHERE pane = 'late') > 0 AS has_late,
        max(revision) > 1 AS has_revisions FROM p_text;
@@ -161,6 +177,7 @@ SELECT count(*) FROM p_text_dead_letters WHERE arrival > 9000;
 -- dropping keeps the tables unless asked, and removes the live view
 SELECT windowagg.drop_pipeline('p_text');
 SELECT windowagg.drop_pipeline('p_int', drop_tables => true);
+SELECT windowagg.drop_pipeline('p_shared', drop_tables => true);
 SELECT to_regclass('p_text') IS NOT NULL AS kept, to_regclass('p_text_live') AS live,
        to_regclass('p_int_results') AS dropped;
 SELECT count(*) FROM windowagg.pipelines;
