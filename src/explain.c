@@ -144,7 +144,6 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	wa_plan		plan;
 	int64		g;
 	bool		aligned = true;
-	bool		covered = true;
 	const char *problem;
 	ExplainOutput out;
 
@@ -180,10 +179,6 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 							  windows->windows[0].origin,
 							  windows->windows[i].slide) != 0)
 			aligned = false;
-	for (int i = 0; i < n_aggs; i++)
-		if (aggs[i].kind != WA_AGG_MIN_INT && aggs[i].kind != WA_AGG_MAX_INT &&
-			aggs[i].kind != WA_AGG_MIN_FLOAT && aggs[i].kind != WA_AGG_MAX_FLOAT)
-			covered = false;
 
 	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
 	out.rsinfo = rsinfo;
@@ -193,7 +188,8 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	if (title != NULL)
 		emit_line(&out, title);
 	emit_line(&out, psprintf("Window plan (%s, period %s)",
-							 covered ? "covered-by: min/max only" : "partitioned-by",
+							 plan.mode == WA_COVERED_BY ?
+							 "covered-by: min/max only" : "partitioned-by",
 							 format_ticks(plan.period * g, windows->domain)));
 	emit_line(&out, psprintf("slices of %s", format_ticks(g, windows->domain)));
 	emit_children(&out, WA_PLAN_ROOT, 1);

@@ -666,6 +666,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 	}
 	plan->n_nodes = count;
 	plan->n_requested = n;
+	plan->mode = ctx.mode;
 	plan->period = ctx.period;
 	plan->total_cost = cur.total;
 	plan->alg1_cost = alg1_total;

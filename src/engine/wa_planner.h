@@ -94,6 +94,7 @@ typedef struct wa_plan
 								 * then factor windows */
 	int			n_requested;
 	wa_plan_node *nodes;		/* malloc'd; free with wa_plan_free */
+	wa_cover_mode mode;			/* as in the options */
 	int64_t		period;			/* R = lcm of the requested ranges */
 	double		total_cost;		/* the plan: sum of node costs */
 	double		raw_cost;		/* every requested window from raw events */
