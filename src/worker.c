@@ -725,10 +725,26 @@ recover_from_error(Worker *w)
 	ErrorData  *edata;
 	bool		memory_full;
 	bool		needs_user;
+	bool		dropped;
 
 	MemoryContextSwitchTo(w->cxt);
 	edata = CopyErrorData();
-	EmitErrorReport();
+
+	/*
+	 * A pipeline dropped with its tables while its worker runs makes the
+	 * worker fail on a vanished table or row; it leaves right after, so
+	 * that is no error worth a user's attention.
+	 */
+	SpinLockAcquire(&w->slot->mutex);
+	dropped = !w->slot->in_use || w->slot->generation != w->generation ||
+		w->slot->drop_requested;
+	SpinLockRelease(&w->slot->mutex);
+	if (dropped)
+		ereport(DEBUG1,
+				(errmsg_internal("pipeline dropped while its worker ran: %s",
+								 edata->message)));
+	else
+		EmitErrorReport();
 	FlushErrorState();
 	AbortCurrentTransaction();
 	w->locked = false;
