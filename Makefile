@@ -40,7 +40,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow check-engine
+.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -51,7 +51,7 @@ test:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow
+bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical
 
 bench-engine:
 	$(MAKE) -C bench/engine run
@@ -67,6 +67,9 @@ bench-moving:
 
 bench-pipeline:
 	bash bench/pipeline/run.sh
+
+bench-logical:
+	bash bench/logical/run.sh
 
 bench-checkpoint:
 	bash bench/checkpoint/run.sh

@@ -340,7 +340,7 @@ CREATE TABLE windowagg.pipelines (
     query text NOT NULL,
     search_path text NOT NULL,      -- the creator's, for resolving the query
     event_time text NOT NULL,
-    arrival_column text NOT NULL,
+    arrival_column text,            -- table sources: orders the rows
     windows windowagg.window[] NOT NULL,
     bound bigint NOT NULL,          -- in ticks of the event time
     lateness bigint NOT NULL,       -- in ticks of the event time
@@ -351,7 +351,15 @@ CREATE TABLE windowagg.pipelines (
     live_view regclass NOT NULL,
     enabled boolean NOT NULL DEFAULT true,
     created_at timestamptz NOT NULL DEFAULT now(),
-    CHECK (bound >= 0 AND lateness >= 0)
+    source_kind text NOT NULL DEFAULT 'table',
+    connection text,                -- logical: the source server; NULL: this one
+    publication text,               -- logical: NULL is the pipeline's own
+    remote_schema text,             -- logical with a connection: the table
+    remote_table text,              --   on the source server
+    dead_letter_changes boolean NOT NULL DEFAULT false,
+    CHECK (bound >= 0 AND lateness >= 0),
+    CHECK (source_kind IN ('table', 'logical')),
+    CHECK ((source_kind = 'table') = (arrival_column IS NOT NULL))
 );
 COMMENT ON TABLE windowagg.pipelines IS
     'one row per continuous pipeline (see windowagg.create_pipeline)';
@@ -372,6 +380,9 @@ CREATE TABLE windowagg.pipeline_progress (
     panes_late bigint NOT NULL DEFAULT 0,
     epochs bigint NOT NULL DEFAULT 0,
     checkpoint_seq bigint NOT NULL DEFAULT 0,  -- newest row of the checkpoint log
+    source_lsn pg_lsn,              -- logical: the stream is applied up to here
+    source_updates bigint NOT NULL DEFAULT 0,  -- logical: changes that are
+    source_deletes bigint NOT NULL DEFAULT 0,  --   not inserts
     updated_at timestamptz
 );
 COMMENT ON TABLE windowagg.pipeline_progress IS
@@ -396,7 +407,13 @@ COMMENT ON TABLE windowagg.checkpoints IS
 
 REVOKE ALL ON windowagg.pipelines, windowagg.pipeline_progress,
               windowagg.checkpoints FROM PUBLIC;
-GRANT SELECT ON windowagg.pipelines, windowagg.pipeline_progress TO PUBLIC;
+GRANT SELECT ON windowagg.pipeline_progress TO PUBLIC;
+-- every column but the connection string, which may hold a password
+GRANT SELECT (id, name, owner, query, search_path, event_time, arrival_column,
+              windows, bound, lateness, idle_timeout, source, result_table,
+              dead_letter_table, live_view, enabled, created_at, source_kind,
+              publication, remote_schema, remote_table, dead_letter_changes)
+    ON windowagg.pipelines TO PUBLIC;
 
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipelines', '');
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipeline_progress', '');
@@ -419,12 +436,22 @@ CREATE FUNCTION windowagg.create_pipeline(name text,
                                           result_table text DEFAULT NULL,
                                           arrival_column text DEFAULT NULL,
                                           idle_timeout interval DEFAULT NULL,
-                                          enabled boolean DEFAULT true)
+                                          enabled boolean DEFAULT true,
+                                          source text DEFAULT 'table',
+                                          connection text DEFAULT NULL,
+                                          publication text DEFAULT NULL,
+                                          dead_letter_changes boolean DEFAULT false)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'wa_create_pipeline'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION windowagg.create_pipeline(text, text, text, windowagg.window[], "any", "any", text, text, interval, boolean) IS
-    'create a continuous pipeline, its result, dead-letter and live tables; returns its id';
+COMMENT ON FUNCTION windowagg.create_pipeline(text, text, text, windowagg.window[], "any", "any", text, text, interval, boolean, text, text, text, boolean) IS
+    'create a continuous pipeline (source ''table'' or ''logical''), its result, dead-letter and live tables; returns its id';
+
+CREATE FUNCTION windowagg._slot_name(pipeline integer) RETURNS text
+AS 'MODULE_PATHNAME', 'wa_slot_name'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION windowagg._slot_name(integer) IS
+    'the replication slot a logical pipeline reads';
 
 CREATE FUNCTION windowagg.drop_pipeline(name text, drop_tables boolean DEFAULT false)
 RETURNS void
@@ -471,7 +498,8 @@ CREATE FUNCTION windowagg._pipeline_status(
     OUT events_in bigint, OUT events_partial bigint, OUT dead_letters bigint,
     OUT panes_on_time bigint, OUT panes_late bigint, OUT epochs bigint,
     OUT watermark numeric, OUT max_event_time bigint,
-    OUT state_bytes bigint, OUT last_epoch_at timestamptz, OUT last_error text)
+    OUT state_bytes bigint, OUT last_epoch_at timestamptz, OUT last_error text,
+    OUT retained_wal_bytes bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'wa_pipeline_status'
 LANGUAGE C VOLATILE;
@@ -495,7 +523,14 @@ SELECT p.name,
        CASE WHEN (p.windows[1]).time_domain = 'interval'
             THEN pg_catalog.now() - windowagg._ticks_to_timestamptz(s.max_event_time)
        END AS lag_event_time,
-       s.state_bytes, s.last_epoch_at, s.last_error
+       s.state_bytes, s.last_epoch_at, s.last_error,
+       p.source_kind AS source, g.source_updates, g.source_deletes,
+       CASE WHEN p.source_kind = 'logical' AND p.connection IS NULL
+            THEN (SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), r.restart_lsn)::bigint
+                  FROM pg_catalog.pg_replication_slots r
+                  WHERE r.slot_name = windowagg._slot_name(p.id))
+            WHEN p.source_kind = 'logical' THEN s.retained_wal_bytes
+       END AS retained_wal_bytes
 FROM windowagg.pipelines p
 JOIN windowagg.pipeline_progress g ON g.pipeline = p.id
 CROSS JOIN LATERAL (SELECT pg_catalog.pg_get_serial_sequence(p.source::text, p.arrival_column)::regclass) q(seq)

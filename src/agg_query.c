@@ -386,9 +386,61 @@ add_arrival_columns(WaAggQuery *result, Query *q, const char *arrival_column,
 	*row_tlist = lappend(*row_tlist, row_column(counts, resno));
 }
 
+/*
+ * The one table a query reads, as written in its FROM clause, or NULL if
+ * the FROM clause is not one plain table name.
+ */
+static RangeVar *
+raw_source(RawStmt *raw)
+{
+	SelectStmt *stmt = (SelectStmt *) raw->stmt;
+
+	if (!IsA(stmt, SelectStmt) || list_length(stmt->fromClause) != 1 ||
+		!IsA(linitial(stmt->fromClause), RangeVar))
+		return NULL;
+	return linitial(stmt->fromClause);
+}
+
+static WaAggQuery *parse_query(const char *query, const char *event_time,
+							   const char *arrival_order,
+							   const char *arrival_column,
+							   const RangeVar *source_as);
+
 WaAggQuery *
 wa_agg_query_parse(const char *query, const char *event_time,
 				   const char *arrival_order, const char *arrival_column)
+{
+	return parse_query(query, event_time, arrival_order, arrival_column, NULL);
+}
+
+/*
+ * Parse a query whose table lives on another server: the table it names is
+ * read as source_as, a local table of the same columns (the stand-in).  Its
+ * name keeps working as a qualifier in the query.
+ */
+WaAggQuery *
+wa_agg_query_parse_as(const char *query, const char *event_time,
+					  const RangeVar *source_as)
+{
+	return parse_query(query, event_time, NULL, NULL, source_as);
+}
+
+RangeVar *
+wa_agg_query_source_name(const char *query)
+{
+	List	   *raw = pg_parse_query(query);
+	RangeVar   *rv = list_length(raw) == 1 ? raw_source(linitial(raw)) : NULL;
+
+	if (rv == NULL)
+		REJECT_QUERY("query must read exactly one table",
+					 "Join or combine the rows before they reach the pipeline.");
+	return rv;
+}
+
+static WaAggQuery *
+parse_query(const char *query, const char *event_time,
+			const char *arrival_order, const char *arrival_column,
+			const RangeVar *source_as)
 {
 	ErrorContextCallback errcallback;
 	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
@@ -417,6 +469,16 @@ wa_agg_query_parse(const char *query, const char *event_time,
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("query must be a single SELECT statement")));
+	if (source_as != NULL && raw_source(linitial(raw)) != NULL)
+	{
+		RangeVar   *written = raw_source(linitial(raw));
+		RangeVar   *stand_in = copyObject((RangeVar *) source_as);
+
+		stand_in->alias = written->alias != NULL ? written->alias :
+			makeAlias(written->relname, NIL);
+		stand_in->location = written->location;
+		linitial(((SelectStmt *) ((RawStmt *) linitial(raw))->stmt)->fromClause) = stand_in;
+	}
 	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
 	error_context_stack = errcallback.previous;
 	/* privileges are otherwise checked only when a query runs */
@@ -510,6 +572,10 @@ wa_agg_query_parse(const char *query, const char *event_time,
 	}
 	if (arrival_column != NULL)
 		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);
+	foreach(lc, row_tlist)
+		result->row_exprs = lappend(result->row_exprs,
+									((TargetEntry *) lfirst(lc))->expr);
+	result->row_qual = (Expr *) q->jointree->quals;
 	q->targetList = row_tlist;
 	q->groupClause = NIL;
 	q->hasAggs = false;

@@ -25,6 +25,8 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "nodes/makefuncs.h"
 
 /* Run fn(arg) as the bootstrap superuser, restoring the user on error. */
 static int
@@ -132,7 +134,8 @@ wa_catalog_load(int32 id, const char *name)
 	wa_catalog_exec(psprintf("SELECT id, name, owner::oid, query, event_time, arrival_column, "
 							 "windows, bound, lateness, idle_timeout, source::oid, "
 							 "result_table::oid, dead_letter_table::oid, live_view::oid, enabled, "
-							 "search_path "
+							 "search_path, source_kind = 'logical', connection, publication, "
+							 "remote_schema, remote_table, dead_letter_changes "
 							 "FROM windowagg.pipelines WHERE %s = $1",
 							 name != NULL ? "name" : "id"),
 					1, &argtype, &arg, NULL);
@@ -165,7 +168,31 @@ wa_catalog_load(int32 id, const char *name)
 	def->live_view = DatumGetObjectId(SPI_getbinval(tup, desc, 14, &isnull));
 	def->enabled = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
 	def->search_path = get_text(tup, desc, 16, &isnull);
+	def->logical = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
+	def->connection = get_text(tup, desc, 18, &isnull);
+	def->publication = get_text(tup, desc, 19, &isnull);
+	def->remote_schema = get_text(tup, desc, 20, &isnull);
+	def->remote_table = get_text(tup, desc, 21, &isnull);
+	def->dead_letter_changes = DatumGetBool(SPI_getbinval(tup, desc, 22, &isnull));
 	return def;
+}
+
+/* Parse under the current search_path: a remote source reads its stand-in. */
+WaAggQuery *
+wa_pipeline_query_parse_now(const WaPipelineDef *def)
+{
+	RangeVar   *stand_in;
+
+	if (def->connection == NULL)
+		return wa_agg_query_parse(def->query, def->event_time, NULL,
+								  def->logical ? NULL : def->arrival_column);
+	stand_in = makeRangeVar(get_namespace_name(get_rel_namespace(def->source)),
+							get_rel_name(def->source), -1);
+	if (stand_in->relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the local stand-in table of pipeline \"%s\" is gone", def->name)));
+	return wa_agg_query_parse_as(def->query, def->event_time, stand_in);
 }
 
 WaAggQuery *
@@ -177,8 +204,7 @@ wa_pipeline_query_parse(const WaPipelineDef *def)
 	(void) set_config_option("search_path", def->search_path,
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	q = wa_agg_query_parse(def->query, def->event_time, NULL,
-						   def->arrival_column);
+	q = wa_pipeline_query_parse_now(def);
 	AtEOXact_GUC(true, save_nestlevel);
 	return q;
 }

@@ -67,6 +67,9 @@ typedef struct WaPipelineStats
 	bool		watermark_done; /* watermark is +infinity (flushed) */
 	int64		watermark;		/* in ticks, when has_watermark */
 	int64		max_event_time; /* ticks; valid when events_in > 0 */
+	int64		source_updates; /* logical sources: changes that are not */
+	int64		source_deletes; /* inserts */
+	int64		retained_wal;	/* remote sources: bytes the slot holds */
 	TimestampTz last_epoch_at;
 } WaPipelineStats;
 
@@ -164,6 +167,13 @@ typedef struct WaPipelineDef
 	Oid			dead_letter_table;
 	Oid			live_view;
 	bool		enabled;
+	/* a logical source (else a table source) and where its stream is */
+	bool		logical;
+	char	   *connection;		/* NULL: this server */
+	char	   *publication;	/* NULL: the one create_pipeline made */
+	char	   *remote_schema;	/* with a connection: the table there */
+	char	   *remote_table;
+	bool		dead_letter_changes;	/* updates, deletes to dead letters */
 } WaPipelineDef;
 
 /* Read a pipeline's row (inside a transaction, SPI connected); NULL if gone. */
@@ -186,6 +196,8 @@ extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
  * was created under.
  */
 extern WaAggQuery *wa_pipeline_query_parse(const WaPipelineDef *def);
+/* The same under the search_path already in effect. */
+extern WaAggQuery *wa_pipeline_query_parse_now(const WaPipelineDef *def);
 
 /*
  * The query of pipeline name, parsed as its owner, for a current user who
@@ -208,10 +220,16 @@ typedef enum WaRequest
 	WA_REQUEST_CREATE,			/* commit: run it; abort: release the slot */
 	WA_REQUEST_RESUME,
 	WA_REQUEST_PAUSE,
-	WA_REQUEST_DROP
+	WA_REQUEST_DROP,
+	WA_REQUEST_CREATE_SLOT,		/* a logical source's replication slot */
+	WA_REQUEST_DROP_SLOT
 } WaRequest;
 
 extern void wa_request_at_commit(WaPipelineSlot *slot, WaRequest request);
+/* pipeline: for a drop, the pipeline whose running worker drops it */
+extern void wa_request_slot_at_commit(const char *conninfo,
+									  const char *slot_name, bool create,
+									  WaPipelineSlot *pipeline);
 extern void wa_requests_install_callbacks(void);
 
 /* ---------- launcher and workers (launcher.c, worker.c) ---------- */

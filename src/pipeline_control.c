@@ -265,8 +265,8 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 	{
 		WaPipelineSlot *slot = &wa_shared->slots[i];
 		WaPipelineSlot copy;
-		Datum		values[15];
-		bool		nulls[15];
+		Datum		values[16];
+		bool		nulls[16];
 		int			c = 0;
 
 		SpinLockAcquire(&slot->mutex);
@@ -307,6 +307,7 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		nulls[c++] = copy.stats.last_epoch_at == 0;
 		values[c] = CStringGetTextDatum(copy.last_error);
 		nulls[c++] = copy.last_error[0] == '\0';
+		values[c++] = Int64GetDatum(copy.stats.retained_wal);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -21,8 +21,16 @@
  *-------------------------------------------------------------------------
  */
 #include "pipeline.h"
+#include "logical_source.h"
+
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "catalog/namespace.h"
+#include "executor/executor.h"
+#include "utils/tuplestore.h"
 #include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -130,6 +138,7 @@ typedef struct ResultNames
 	const char *result;			/* quoted, unqualified */
 	const char *dead_letters;
 	const char *live;
+	const char *source;			/* a remote source's local stand-in */
 } ResultNames;
 
 static const char *
@@ -158,6 +167,7 @@ resolve_result_names(const char *result_table, ResultNames *names)
 	names->result = quote_identifier(rv->relname);
 	names->dead_letters = suffixed_name(rv->relname, "_dead_letters");
 	names->live = suffixed_name(rv->relname, "_live");
+	names->source = suffixed_name(rv->relname, "_source");
 }
 
 static void
@@ -203,7 +213,7 @@ append_value_columns(StringInfo sql, const WaAggQuery *q, bool with_types)
 
 static void
 create_result_tables(const char *pipeline, const WaAggQuery *q,
-					 const ResultNames *names)
+					 const ResultNames *names, bool logical)
 {
 	StringInfoData sql;
 	bool		keys_not_null = true;
@@ -227,14 +237,15 @@ create_result_tables(const char *pipeline, const WaAggQuery *q,
 	appendStringInfoString(&sql, "window_start, window_end))");
 	spi_exec_ddl(sql.data);
 
-	/* dead letters: too-late events, by arrival number */
+	/* dead letters: too-late events, by arrival number or commit LSN */
 	resetStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "CREATE TABLE %s.%s (arrival bigint PRIMARY KEY, "
+					 "CREATE TABLE %s.%s (%s, "
 					 "event_time %s, reason text NOT NULL, watermark %s, "
 					 "source_row jsonb NOT NULL, "
 					 "recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now())",
 					 names->schema, names->dead_letters,
+					 logical ? "commit_lsn pg_lsn NOT NULL" : "arrival bigint PRIMARY KEY",
 					 format_type_be(q->event_time_type), window_type_name(q));
 	spi_exec_ddl(sql.data);
 
@@ -245,6 +256,148 @@ create_result_tables(const char *pipeline, const WaAggQuery *q,
 	append_value_columns(&sql, q, true);
 	appendStringInfoString(&sql, ")");
 	spi_exec_ddl(sql.data);
+}
+
+/* ---------- logical sources ---------- */
+
+static void
+check_logical_arguments(FunctionCallInfo fcinfo)
+{
+	if (wal_level < WAL_LEVEL_LOGICAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a logical source needs wal_level = logical"),
+				 errhint("Set wal_level = logical and restart the server.")));
+	if (!PG_ARGISNULL(7))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival_column applies to source => 'table' only"),
+				 errdetail("A logical source is read in commit order from its replication slot.")));
+	if (!PG_ARGISNULL(11) && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to create a pipeline with a connection"),
+				 errdetail("As for CREATE SUBSCRIPTION, the connection string reaches another server with its own credentials.")));
+	if (!PG_ARGISNULL(11) && PG_ARGISNULL(12))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a connection needs a publication"),
+				 errhint("Create a publication of the table on the source server and name it.")));
+}
+
+/*
+ * A remote source: read the table's definition on the source server (and
+ * check that the publication publishes it), then create a local stand-in
+ * table with the same columns, never written, that the query is parsed
+ * against and the worker decodes rows into.  Returns the stand-in.
+ */
+static RangeVar *
+create_stand_in(const char *connection, const char *publication,
+				const char *query, const char *stand_in_name,
+				char **remote_schema, char **remote_table)
+{
+	RangeVar   *written = wa_agg_query_source_name(query);
+	WalReceiverConn *conn = wa_logical_connect(connection, "windowagg");
+	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+	WalRcvExecResult *res;
+	TupleTableSlot *slot;
+	StringInfoData sql;
+	List	   *qualified = stringToQualifiedNameList(stand_in_name);
+	RangeVar   *stand_in = makeRangeVarFromNameList(qualified);
+	int			ncols = 0;
+	/* replication connections run with an empty search_path */
+	const char *remote_name =
+		quote_qualified_identifier(written->schemaname ? written->schemaname : "public",
+								   written->relname);
+
+	res = wa_logical_exec(conn,
+						  psprintf("SELECT n.nspname, c.relname, a.attname, "
+								   "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+								   "EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables t "
+								   "WHERE t.pubname = %s AND t.schemaname = n.nspname "
+								   "AND t.tablename = c.relname) "
+								   "FROM pg_catalog.pg_class c "
+								   "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+								   "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+								   "AND a.attnum > 0 AND NOT a.attisdropped "
+								   "WHERE c.oid = %s::pg_catalog.regclass ORDER BY a.attnum",
+								   quote_literal_cstr(publication),
+								   quote_literal_cstr(remote_name)),
+						  5, types);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (",
+					 quote_qualified_identifier(stand_in->schemaname ?
+												stand_in->schemaname :
+												get_namespace_name(RangeVarGetCreationNamespace(stand_in)),
+												stand_in->relname));
+	slot = MakeSingleTupleTableSlot(res->tupledesc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(res->tuplestore, true, false, slot))
+	{
+		bool		isnull;
+
+		*remote_schema = TextDatumGetCString(slot_getattr(slot, 1, &isnull));
+		*remote_table = TextDatumGetCString(slot_getattr(slot, 2, &isnull));
+		if (!DatumGetBool(slot_getattr(slot, 5, &isnull)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("publication \"%s\" does not publish \"%s.%s\" on the source server",
+							publication, *remote_schema, *remote_table)));
+		appendStringInfo(&sql, "%s%s %s", ncols++ > 0 ? ", " : "",
+						 quote_identifier(TextDatumGetCString(slot_getattr(slot, 3, &isnull))),
+						 TextDatumGetCString(slot_getattr(slot, 4, &isnull)));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	walrcv_clear_result(res);
+	walrcv_disconnect(conn);
+	if (ncols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s has no columns on the source server", remote_name)));
+	appendStringInfoChar(&sql, ')');
+	/* as the caller: CREATE on the schema is checked */
+	spi_exec_ddl(sql.data);
+	CommandCounterIncrement();
+	return stand_in;
+}
+
+/*
+ * Publishing the updates and deletes of a table without a replica identity
+ * would make them fail, so such a table's publication publishes inserts
+ * only (and its updates and deletes are not counted).
+ */
+static bool
+has_replica_identity(Oid relid)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	bool		result = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
+		OidIsValid(RelationGetReplicaIndex(rel));
+
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+/* A publication given by the caller must publish the source's inserts. */
+static void
+check_publication(const char *publication, Oid relid)
+{
+	Datum		args[2];
+	Oid			types[2] = {TEXTOID, OIDOID};
+
+	if (publication == NULL)
+		return;
+	args[0] = CStringGetTextDatum(publication);
+	args[1] = ObjectIdGetDatum(relid);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_publication p, "
+							  "pg_catalog.pg_get_publication_tables(p.pubname) t "
+							  "WHERE p.pubname = $1 AND p.pubinsert AND t.relid = $2",
+							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up publication \"%s\"", publication);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("publication \"%s\" does not publish inserts into \"%s\"",
+						publication, get_rel_name(relid)),
+				 errhint("Leave publication out and create_pipeline makes one.")));
 }
 
 /* ---------- create_pipeline ---------- */
@@ -266,10 +419,18 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
-	Datum		values[13];
-	Oid			types[13] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
-	INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID};
-	char		nulls[13];
+	Datum		values[19];
+	Oid			types[19] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
+		INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID,
+	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID};
+	char		nulls[19];
+	char	   *source_kind;
+	char	   *publication;
+	char	   *connection;
+	char	   *remote_schema = NULL;
+	char	   *remote_table = NULL;
+	bool		logical;
+	bool		dead_letter_changes;
 	int32		id;
 	bool		isnull;
 
@@ -298,18 +459,52 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
+	source_kind = PG_ARGISNULL(10) ? "table" : text_to_cstring(PG_GETARG_TEXT_PP(10));
+	logical = strcmp(source_kind, "logical") == 0;
+	if (!logical && strcmp(source_kind, "table") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source must be 'table' or 'logical', not \"%s\"", source_kind)));
+	publication = PG_ARGISNULL(12) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(12));
+	connection = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
+	dead_letter_changes = !PG_ARGISNULL(13) && PG_GETARG_BOOL(13);
+	if (logical)
+		check_logical_arguments(fcinfo);
+	else if (connection != NULL || publication != NULL || dead_letter_changes)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("connection, publication and dead_letter_changes need source => 'logical'")));
+
 	/* the query, as the caller: SELECT privilege on the source is checked */
-	q = wa_agg_query_parse(query, event_time, NULL, NULL);
-	arrival = PG_ARGISNULL(7) ? detect_arrival_column(q->relid, q->relname) :
-		text_to_cstring(PG_GETARG_TEXT_PP(7));
+	if (connection != NULL)
+	{
+		resolve_result_names(result_table, &names);
+		q = wa_agg_query_parse_as(query, event_time,
+								  create_stand_in(connection, publication, query,
+												  psprintf("%s.%s", names.schema, names.source),
+												  &remote_schema, &remote_table));
+	}
+	else
+		q = wa_agg_query_parse(query, event_time, NULL, NULL);
 	if (get_rel_relkind(q->relid) != RELKIND_RELATION &&
 		get_rel_relkind(q->relid) != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("pipeline source \"%s\" is not a table", q->relname),
 				 errdetail("A pipeline tails a table that events are inserted into.")));
-	q = wa_agg_query_parse(query, event_time, NULL, arrival);
-	check_arrival_column(q->relid, q->relname, arrival);
+	arrival = NULL;
+	if (logical)
+	{
+		if (connection == NULL)
+			check_publication(publication, q->relid);
+	}
+	else
+	{
+		arrival = PG_ARGISNULL(7) ? detect_arrival_column(q->relid, q->relname) :
+			text_to_cstring(PG_GETARG_TEXT_PP(7));
+		q = wa_agg_query_parse(query, event_time, NULL, arrival);
+		check_arrival_column(q->relid, q->relname, arrival);
+	}
 	for (int i = 0; i < q->n_keys; i++)
 		if (type_is_array(q->keys[i].typid))
 			ereport(ERROR,
@@ -342,7 +537,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 
 	/* the tables, as the caller: CREATE on the schema is checked */
 	resolve_result_names(result_table, &names);
-	create_result_tables(name, q, &names);
+	create_result_tables(name, q, &names, logical);
 	CommandCounterIncrement();
 
 	/* the catalog row */
@@ -351,7 +546,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[1] = ObjectIdGetDatum(GetUserId());
 	values[2] = CStringGetTextDatum(query);
 	values[3] = CStringGetTextDatum(event_time);
-	values[4] = CStringGetTextDatum(arrival);
+	values[4] = arrival != NULL ? CStringGetTextDatum(arrival) : (Datum) 0;
+	nulls[4] = arrival != NULL ? ' ' : 'n';
 	values[5] = PG_GETARG_DATUM(3);
 	types[5] = get_fn_expr_argtype(fcinfo->flinfo, 3);
 	values[6] = Int64GetDatum(bound);
@@ -363,16 +559,28 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[11] = BoolGetDatum(PG_ARGISNULL(9) ? true : PG_GETARG_BOOL(9));
 	/* names in the query resolve later as they did now */
 	values[12] = CStringGetTextDatum(namespace_search_path);
+	values[13] = CStringGetTextDatum(source_kind);
+	values[14] = publication != NULL ? CStringGetTextDatum(publication) : (Datum) 0;
+	nulls[14] = publication != NULL ? ' ' : 'n';
+	values[15] = BoolGetDatum(dead_letter_changes);
+	values[16] = connection != NULL ? CStringGetTextDatum(connection) : (Datum) 0;
+	values[17] = remote_schema != NULL ? CStringGetTextDatum(remote_schema) : (Datum) 0;
+	values[18] = remote_table != NULL ? CStringGetTextDatum(remote_table) : (Datum) 0;
+	for (int i = 16; i < 19; i++)
+		nulls[i] = values[i] == (Datum) 0 ? 'n' : ' ';
 	PG_TRY();
 	{
 		wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
 								 "(name, owner, query, event_time, arrival_column, windows, "
 								 "bound, lateness, idle_timeout, source, result_table, "
-								 "dead_letter_table, live_view, enabled, search_path) "
+								 "dead_letter_table, live_view, enabled, search_path, "
+								 "source_kind, publication, dead_letter_changes, connection, "
+								 "remote_schema, remote_table) "
 								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regclass, "
-								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13) RETURNING id",
+								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13, $14, $15, $16, $17, $18, $19) "
+								 "RETURNING id",
 								 names.schema, names.dead_letters, names.schema, names.live),
-						13, types, values, nulls);
+						19, types, values, nulls);
 	}
 	PG_CATCH();
 	{
@@ -392,6 +600,21 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	types[0] = INT4OID;
 	wa_catalog_exec("INSERT INTO windowagg.pipeline_progress (pipeline) VALUES ($1)",
 					1, types, values, NULL);
+	if (logical)
+	{
+		/* as the caller, who must own the source to publish it */
+		if (publication == NULL && connection == NULL)
+			spi_exec_ddl(psprintf("CREATE PUBLICATION %s FOR TABLE %s.%s "
+								  "WITH (publish = '%s', publish_via_partition_root = true)",
+								  quote_identifier(wa_logical_publication_name(id)),
+								  quote_identifier(get_namespace_name(get_rel_namespace(q->relid))),
+								  quote_identifier(q->relname),
+								  has_replica_identity(q->relid) ?
+								  "insert, update, delete" : "insert"));
+		/* at commit, before the worker is started: see logical_link.c */
+		wa_request_slot_at_commit(connection != NULL ? connection : wa_local_conninfo(),
+								  wa_logical_slot_name(id), true, NULL);
+	}
 	SPI_finish();
 
 	/* the insert's trigger (wa_pipeline_inserted) claimed the slot */
@@ -463,6 +686,11 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
 					1, &argtype, &arg, NULL);
 	drop_relation("VIEW", def->live_view);
+	if (def->logical && def->publication == NULL)
+		spi_exec_ddl(psprintf("DROP PUBLICATION IF EXISTS %s",
+							  quote_identifier(wa_logical_publication_name(def->id))));
+	if (drop_tables && def->connection != NULL)
+		drop_relation("TABLE", def->source);	/* the stand-in */
 	if (drop_tables)
 	{
 		drop_relation("TABLE", def->result_table);
@@ -470,6 +698,11 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
+	if (def->logical)
+		wa_request_slot_at_commit(def->connection != NULL ? def->connection :
+								  wa_local_conninfo(),
+								  wa_logical_slot_name(def->id), false,
+								  pipeline_slot(def));
 	PG_RETURN_VOID();
 }
 

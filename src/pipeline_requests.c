@@ -16,12 +16,16 @@
  *-------------------------------------------------------------------------
  */
 #include "pipeline.h"
+#include "logical_source.h"
 
 #include "access/xact.h"
 
 typedef struct PendingRequest
 {
-	WaPipelineSlot *slot;
+	WaPipelineSlot *slot;		/* NULL for a replication slot's request */
+	char	   *conninfo;		/* a replication slot's server */
+	char	   *slot_name;
+	WaPipelineSlot *pipeline;	/* whose worker drops the slot, if running */
 	uint32		generation;		/* the slot's, when the request was made */
 	WaRequest	request;
 	SubTransactionId subid;
@@ -39,6 +43,27 @@ wa_request_at_commit(WaPipelineSlot *slot, WaRequest request)
 	r->slot = slot;
 	r->generation = slot->generation;
 	r->request = request;
+	r->subid = GetCurrentSubTransactionId();
+	pending = lappend(pending, r);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Create or drop a logical pipeline's replication slot at commit.  Slots
+ * are created before the commit's other requests start workers, and
+ * dropped after they told workers to let go (see logical_link.c).
+ */
+void
+wa_request_slot_at_commit(const char *conninfo, const char *slot_name,
+						  bool create, WaPipelineSlot *pipeline)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	PendingRequest *r = palloc0(sizeof(PendingRequest));
+
+	r->conninfo = pstrdup(conninfo);
+	r->slot_name = pstrdup(slot_name);
+	r->request = create ? WA_REQUEST_CREATE_SLOT : WA_REQUEST_DROP_SLOT;
+	r->pipeline = pipeline;
 	r->subid = GetCurrentSubTransactionId();
 	pending = lappend(pending, r);
 	MemoryContextSwitchTo(old);
@@ -68,6 +93,9 @@ apply_request(PendingRequest *r)
 			slot->wanted = false;
 			slot->drop_requested = true;
 			break;
+		case WA_REQUEST_CREATE_SLOT:
+		case WA_REQUEST_DROP_SLOT:
+			break;				/* not a pipeline slot's request */
 	}
 	SpinLockRelease(&slot->mutex);
 	wa_wake_worker(slot);
@@ -84,7 +112,35 @@ requests_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			foreach(lc, pending)
-				apply_request(lfirst(lc));
+			{
+				PendingRequest *r = lfirst(lc);
+
+				if (r->request == WA_REQUEST_CREATE_SLOT)
+					wa_logical_slot_at_commit(r->conninfo, r->slot_name, true);
+			}
+			foreach(lc, pending)
+			{
+				PendingRequest *r = lfirst(lc);
+
+				if (r->slot != NULL)
+					apply_request(r);
+			}
+			foreach(lc, pending)
+			{
+				PendingRequest *r = lfirst(lc);
+
+				if (r->request == WA_REQUEST_DROP_SLOT)
+				{
+					bool		worker_running;
+
+					SpinLockAcquire(&r->pipeline->mutex);
+					worker_running = r->pipeline->pid != 0;
+					SpinLockRelease(&r->pipeline->mutex);
+					/* a running worker drops the slot as it leaves */
+					if (!worker_running)
+						wa_logical_slot_at_commit(r->conninfo, r->slot_name, false);
+				}
+			}
 			pending = NIL;
 			break;
 		case XACT_EVENT_ABORT:

@@ -306,6 +306,16 @@ build_dead_letter_insert(WaSink *sink, const WaPipelineDef *def)
 {
 	char	   *sql;
 
+	if (def->logical)
+	{
+		/* the row came with the stream: the table may not have it any more */
+		sql = psprintf("INSERT INTO %s (commit_lsn, event_time, reason, watermark, source_row) "
+					   "SELECT d.* FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+					   "pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) AS d",
+					   qualified_name(def->dead_letter_table));
+		sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
+		return;
+	}
 	/* the source row is read back by arrival number, in the same snapshot */
 	sql = psprintf("INSERT INTO %s (arrival, event_time, reason, watermark, source_row) "
 				   "SELECT d.arrival, d.event_time, d.reason, d.watermark, pg_catalog.to_jsonb(s) "
@@ -324,7 +334,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	MemoryContext old = MemoryContextSwitchTo(long_lived);
 	Oid		   *types;
 	int			ncols = q->n_keys + 2 + q->n_aggs;
-	Oid			dead_types[4];
+	Oid			dead_types[5];
 
 	memset(sink, 0, sizeof(*sink));
 	sink->query = q;
@@ -347,11 +357,13 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 		TupleDescInitEntry(sink->panes_desc, (AttrNumber) (i + 1),
 						   psprintf("c%d", i + 1), types[i], -1, 0);
 
-	dead_types[0] = INT8OID;
+	/* a logical source's: commit LSN for arrival, and the row as JSON */
+	dead_types[0] = def->logical ? PG_LSNOID : INT8OID;
 	dead_types[1] = q->event_time_type;
 	dead_types[2] = TEXTOID;
 	dead_types[3] = sink->window_type;
-	columns_init(&sink->dead, 4, dead_types, long_lived);
+	dead_types[4] = JSONBOID;
+	columns_init(&sink->dead, def->logical ? 5 : 4, dead_types, long_lived);
 
 	build_pane_statements(sink, def);
 	build_dead_letter_insert(sink, def);
@@ -441,7 +453,8 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 
 void
 wa_sink_add_dead_letter(WaSink *sink, int64 arrival, Datum event_time,
-						bool event_time_null, const char *reason, wa_tick watermark)
+						bool event_time_null, const char *reason, wa_tick watermark,
+						Datum source_row)
 {
 	WaColumns  *c = &sink->dead;
 	int			row = columns_add_row(c);
@@ -458,6 +471,11 @@ wa_sink_add_dead_letter(WaSink *sink, int64 arrival, Datum event_time,
 		 !IS_VALID_TIMESTAMP((int64) watermark));
 	c->values[3][row] = c->nulls[3][row] ? (Datum) 0 :
 		wa_ticks_to_datum(watermark, sink->window_type, "watermark");
+	if (c->ncols > 4)
+	{
+		c->values[4][row] = source_row;
+		c->nulls[4][row] = false;
+	}
 }
 
 static void

@@ -57,9 +57,11 @@ extern void wa_sink_init(WaSink *sink, const WaPipelineDef *def,
 						 const WaAggQuery *q, WaKeyCodec *codec,
 						 uint32 acc_size, MemoryContext long_lived);
 extern void wa_sink_add_pane(WaSink *sink, const wa_pane *pane);
+/* source_row: a logical source's row as jsonb (table sources read it back) */
 extern void wa_sink_add_dead_letter(WaSink *sink, int64 arrival,
 									Datum event_time, bool event_time_null,
-									const char *reason, wa_tick watermark);
+									const char *reason, wa_tick watermark,
+									Datum source_row);
 extern void wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 									   wa_time_state *time);
 /* Write panes and dead letters (as the current user). */

@@ -116,6 +116,9 @@ typedef struct WaAggQuery
 	/* pipelines: row_query then also returns these (see agg_query.c) */
 	char	   *arrival_column; /* NULL for the batch functions */
 	AttrNumber	arrival_attnum;
+	/* row_query's output expressions and WHERE, over the source as varno 1 */
+	List	   *row_exprs;
+	Expr	   *row_qual;
 } WaAggQuery;
 
 /*
@@ -126,6 +129,11 @@ extern WaAggQuery *wa_agg_query_parse(const char *query,
 									  const char *event_time,
 									  const char *arrival_order,
 									  const char *arrival_column);
+extern WaAggQuery *wa_agg_query_parse_as(const char *query,
+										 const char *event_time,
+										 const RangeVar *source_as);
+/* The table a query's FROM clause names (error unless exactly one). */
+extern RangeVar *wa_agg_query_source_name(const char *query);
 /* Position of the arrival number and "counts" flag in row_query's output. */
 #define WA_ROW_ARRIVAL(q)	((q)->n_keys + 1 + wa_agg_query_n_inputs(q))
 #define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)

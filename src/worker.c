@@ -42,8 +42,10 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
 
+#include "logical_source.h"
 #include "sink.h"
 #include "table_source.h"
 
@@ -63,7 +65,9 @@ typedef struct Worker
 	WaKeyCodec	codec;
 	wa_engine  *engine;
 	wa_allocator allocator;
-	WaTableSource source;
+	WaTableSource source;		/* a table source, or */
+	WaLogicalSource logical;	/* a logical one (def->logical) */
+	XLogRecPtr	stored_lsn;		/* the logical offset last committed */
 	WaSink		sink;
 	int			n_inputs;
 	wa_value   *inputs;
@@ -116,6 +120,13 @@ emit_pane(void *arg, const wa_pane *pane)
 	Worker	   *w = arg;
 
 	wa_sink_add_pane(&w->sink, pane);
+}
+
+/* A logical source's current row for a dead letter (in the epoch's memory). */
+static Datum
+source_row_jsonb(Worker *w)
+{
+	return w->def->logical ? wa_logical_row_jsonb(&w->logical) : (Datum) 0;
 }
 
 /* The event time in ticks, or a reason why the row cannot have one. */
@@ -178,7 +189,8 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 		old = MemoryContextSwitchTo(w->epoch_cxt);
 		wa_sink_add_dead_letter(&w->sink, arrival,
 								datumCopy(slot->tts_values[q->n_keys], true, 8),
-								slot->tts_isnull[q->n_keys], problem, wm_before);
+								slot->tts_isnull[q->n_keys], problem, wm_before,
+								source_row_jsonb(w));
 		MemoryContextSwitchTo(old);
 		w->delta.dead_letters++;
 		return;
@@ -196,12 +208,37 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 								datumCopy(slot->tts_values[q->n_keys], true, 8),
 								false,
 								"too late: every window containing the event has closed",
-								wm_before);
+								wm_before, source_row_jsonb(w));
 		w->delta.dead_letters++;
 	}
 	else if (result == WA_INGEST_PARTIAL)
 		w->delta.events_partial++;
 	MemoryContextSwitchTo(old);
+}
+
+/* An update or delete of a logical source's row: not an event. */
+static void
+worker_change(void *arg, char kind, int64 arrival, Datum event_time,
+			  bool event_time_null)
+{
+	Worker	   *w = arg;
+	MemoryContext old;
+
+	if (kind == 'U')
+		w->delta.source_updates++;
+	else
+		w->delta.source_deletes++;
+	if (!w->def->dead_letter_changes)
+		return;
+	old = MemoryContextSwitchTo(w->epoch_cxt);
+	wa_sink_add_dead_letter(&w->sink, arrival,
+							event_time_null ? (Datum) 0 : datumCopy(event_time, true, 8),
+							event_time_null,
+							kind == 'U' ? "update of a source row: the source is read as a stream of inserts" :
+							"delete of a source row: the source is read as a stream of inserts",
+							wa_engine_watermark(w->engine), source_row_jsonb(w));
+	MemoryContextSwitchTo(old);
+	w->delta.dead_letters++;
 }
 
 /* ---------- engine state ---------- */
@@ -303,7 +340,8 @@ restore(Worker *w)
 					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid = "
 					" pg_catalog.pg_get_serial_sequence(l.source::regclass::text, l.arrival_column)::regclass), "
 					"p.checkpoint_seq, "
-					"(SELECT COALESCE(max(c.seq), 0) FROM windowagg.checkpoints c WHERE c.pipeline = p.pipeline) "
+					"(SELECT COALESCE(max(c.seq), 0) FROM windowagg.checkpoints c WHERE c.pipeline = p.pipeline), "
+					"p.source_lsn, p.source_updates, p.source_deletes "
 					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l ON l.id = p.pipeline "
 					"WHERE p.pipeline = $1",
 					1, &argtype, &arg, NULL);
@@ -335,9 +373,13 @@ restore(Worker *w)
 		/* nothing read yet: every number the sequence can give is ahead */
 		hwm = isnull ? 0 : DatumGetInt64(seqmin) - 1;
 	}
+	w->stored_lsn = DatumGetLSN(SPI_getbinval(tup, desc, 14, &isnull));
+	if (isnull)
+		w->stored_lsn = InvalidXLogRecPtr;
 	MemoryContextSwitchTo(w->cxt);
-	wa_source_restore(&w->source, hwm,
-					  DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 2, &isnull)));
+	if (!w->def->logical)
+		wa_source_restore(&w->source, hwm,
+						  DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 2, &isnull)));
 	MemoryContextSwitchTo(w->epoch_cxt);
 	memset(&time, 0, sizeof(time));
 	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
@@ -351,6 +393,8 @@ restore(Worker *w)
 	w->committed.panes_on_time = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
 	w->committed.panes_late = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	w->committed.epochs = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
+	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 16, &isnull));
 
 	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
 	wa_engine_restore_time(w->engine, &time);
@@ -364,6 +408,9 @@ restore(Worker *w)
 	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
 	wa_engine_restore_done(w->engine);
 	LWLockRelease(&w->slot->state_lock);
+	/* stream again from the committed offset */
+	if (w->def->logical)
+		wa_logical_start(&w->logical, w->stored_lsn);
 	publish_progress(w, false, false, 0);
 }
 
@@ -382,6 +429,8 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	w->committed.watermark_done = wm >= WA_TICK_MAX;
 	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
 	w->committed.last_epoch_at = GetCurrentTimestamp();
+	if (w->def->logical && w->def->connection != NULL)
+		w->committed.retained_wal = wa_logical_retained_bytes(&w->logical);
 	SpinLockAcquire(&slot->mutex);
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
@@ -398,8 +447,8 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 static void
 prepare_progress_plan(Worker *w)
 {
-	Oid			types[11] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Oid			types[14] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
+	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID};
 
 	w->progress_plan = SPI_prepare("UPDATE windowagg.pipeline_progress SET "
 								   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
@@ -408,9 +457,11 @@ prepare_progress_plan(Worker *w)
 								   "dead_letters = dead_letters + $8, "
 								   "panes_on_time = panes_on_time + $9, "
 								   "panes_late = panes_late + $10, epochs = epochs + 1, "
-								   "checkpoint_seq = $11, "
+								   "checkpoint_seq = $11, source_lsn = $12, "
+								   "source_updates = source_updates + $13, "
+								   "source_deletes = source_deletes + $14, "
 								   "updated_at = pg_catalog.now() WHERE pipeline = $1",
-								   11, types);
+								   14, types);
 	if (w->progress_plan == NULL || SPI_keepplan(w->progress_plan) != 0)
 		elog(ERROR, "could not prepare the progress update");
 }
@@ -418,8 +469,8 @@ prepare_progress_plan(Worker *w)
 static void
 write_progress(Worker *w, const wa_time_state *time)
 {
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[14];
+	char		nulls[14];
 	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -436,6 +487,11 @@ write_progress(Worker *w, const wa_time_state *time)
 	values[8] = Int64GetDatum(w->delta.panes_on_time);
 	values[9] = Int64GetDatum(w->delta.panes_late);
 	values[10] = Int64GetDatum(w->sink.ckpt.seq);
+	values[11] = LSNGetDatum(w->def->logical ? wa_logical_offset(&w->logical) :
+							 InvalidXLogRecPtr);
+	nulls[11] = w->def->logical ? ' ' : 'n';
+	values[12] = Int64GetDatum(w->delta.source_updates);
+	values[13] = Int64GetDatum(w->delta.source_deletes);
 	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }
@@ -482,8 +538,7 @@ recheck_source(Worker *w)
 	WaAggQuery *now;
 
 	w->source_changed = false;
-	now = wa_agg_query_parse(w->def->query, w->def->event_time, NULL,
-							 w->def->arrival_column);
+	now = wa_pipeline_query_parse_now(w->def);
 	if (!same_shape(now, w->query))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -504,6 +559,8 @@ add_stats(WaPipelineStats *to, const WaPipelineStats *delta)
 	to->panes_on_time += delta->panes_on_time;
 	to->panes_late += delta->panes_late;
 	to->epochs += delta->epochs;
+	to->source_updates += delta->source_updates;
+	to->source_deletes += delta->source_deletes;
 }
 
 /* One epoch; returns true if the source had nothing more to read. */
@@ -525,7 +582,8 @@ run_epoch(Worker *w)
 	StartTransactionCommand();
 	/* one snapshot for the whole epoch */
 	XactIsoLevel = XACT_REPEATABLE_READ;
-	wa_source_before_snapshot(&w->source);
+	if (!w->def->logical)
+		wa_source_before_snapshot(&w->source);
 	SpinLockAcquire(&slot->mutex);
 	seq = ++slot->snapshot_seq;
 	flush_request = slot->flush_request;
@@ -541,12 +599,16 @@ run_epoch(Worker *w)
 	if (w->source_changed)
 		recheck_source(w);
 
-	caught_up = wa_source_read(&w->source, wa_epoch_rows);
+	if (w->def->logical)
+		caught_up = wa_logical_read(&w->logical, wa_epoch_rows);
+	else
+		caught_up = wa_source_read(&w->source, wa_epoch_rows);
 
 	lock_state(w);
 	MemoryContextSwitchTo(w->epoch_cxt);
 	now = GetCurrentTimestamp();
-	if (w->source.rows_read > 0 || w->source.found != NIL)
+	if (w->source.rows_read > 0 || w->source.found != NIL ||
+		w->logical.rows_read > 0)
 		w->last_row_at = now;
 	else if (w->def->has_idle_timeout &&
 			 now - w->last_row_at >= w->def->idle_timeout_us)
@@ -566,7 +628,10 @@ run_epoch(Worker *w)
 		w->source.n_gaps != gaps_before || w->source.found != NIL ||
 		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
 		w->sink.ckpt.delta_slices > 0 ||
-		w->sink.expire_below > w->sink.ckpt.expired_below;
+		w->sink.expire_below > w->sink.ckpt.expired_below ||
+		(w->def->logical && wa_logical_offset(&w->logical) != w->stored_lsn &&
+		 (w->logical.rows_read > 0 || w->delta.source_updates > 0 ||
+		  w->delta.source_deletes > 0));
 	if (changed)
 	{
 		wa_stats	stats;
@@ -588,6 +653,13 @@ run_epoch(Worker *w)
 	MemoryContextReset(w->epoch_cxt);
 	MemoryContextReset(w->row_cxt);
 	add_stats(&w->committed, &w->delta);
+	if (w->def->logical)
+	{
+		/* the slot may free what this epoch committed, not more */
+		if (changed)
+			w->stored_lsn = wa_logical_offset(&w->logical);
+		wa_logical_confirm(&w->logical);
+	}
 	publish_progress(w, caught_up, flush, seq);
 	return caught_up;
 }
@@ -630,13 +702,24 @@ setup(Worker *w)
 	(void) set_config_option("search_path", w->def->search_path,
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SET, true, 0, false);
-	w->query = wa_agg_query_parse(w->def->query, w->def->event_time, NULL,
-								  w->def->arrival_column);
+	w->query = wa_pipeline_query_parse_now(w->def);
 	wa_key_codec_init(&w->codec, w->query);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1));
-	wa_source_init(&w->source, w->query, w->cxt, worker_row, w);
-	wa_source_set_epoch_context(&w->source, w->epoch_cxt);
+	if (w->def->logical)
+	{
+		wa_logical_init(&w->logical, w->def, w->query, w->cxt, worker_row,
+						worker_change, w);
+		/* the slot is told to move on only past results that are durable */
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SET, true, 0, false);
+	}
+	else
+	{
+		wa_source_init(&w->source, w->query, w->cxt, worker_row, w);
+		wa_source_set_epoch_context(&w->source, w->epoch_cxt);
+	}
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
 	prepare_progress_plan(w);
@@ -692,6 +775,19 @@ worker_exit(int code, Datum arg)
 
 	if (worker != NULL && worker->generation == slot->generation)
 		discard_engine(slot);
+	if (worker != NULL && worker->def != NULL && worker->def->logical)
+	{
+		bool		dropped;
+
+		SpinLockAcquire(&slot->mutex);
+		dropped = !slot->in_use || slot->generation != worker->generation ||
+			slot->drop_requested;
+		SpinLockRelease(&slot->mutex);
+		if (dropped)
+			wa_logical_drop(&worker->logical);
+		else
+			wa_logical_close(&worker->logical);
+	}
 	SpinLockAcquire(&slot->mutex);
 	if (slot->pid == MyProcPid)
 	{
@@ -748,6 +844,8 @@ recover_from_error(Worker *w)
 	FlushErrorState();
 	AbortCurrentTransaction();
 	w->locked = false;
+	if (w->def != NULL && w->def->logical)
+		wa_logical_close(&w->logical);	/* restore streams from the offset */
 	discard_engine(w->slot);
 	w->engine = NULL;
 	wa_sink_reset(&w->sink);
@@ -854,10 +952,15 @@ wa_worker_main(Datum arg)
 				caught_up = run_epoch(w);
 				if (!caught_up)
 					continue;	/* a backlog: no waiting */
-				(void) WaitLatch(MyLatch,
-								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 wa_epoch_ms, PG_WAIT_EXTENSION);
-				ResetLatch(MyLatch);
+				if (w->def->logical)
+					wa_logical_wait(&w->logical, wa_epoch_ms);
+				else
+				{
+					(void) WaitLatch(MyLatch,
+									 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									 wa_epoch_ms, PG_WAIT_EXTENSION);
+					ResetLatch(MyLatch);
+				}
 				CHECK_FOR_INTERRUPTS();
 				if (ConfigReloadPending)
 				{

@@ -1,0 +1,156 @@
+-- Pipelines over a logical replication stream (source => 'logical'),
+-- against the row-by-row reference (ref_accept in t_00_setup).  The source
+-- rows are deleted, updated and truncated right after they commit, and
+-- some transactions roll back: only committed inserts are events.
+SET timezone = 'UTC';
+SET client_min_messages = warning;
+
+-- 6000 events over 5 keys; every 23rd pushed back by up to 400 ticks
+SELECT make_events('ev_lg', 6000, 5, 2, 15, 23, 400, 0.27);
+
+-- a primary key, so that updates and deletes are published and counted
+CREATE TABLE src_l (id bigint PRIMARY KEY, k int NOT NULL, t bigint, v int);
+
+SELECT windowagg.create_pipeline(
+    name => 'l_all',
+    query => $$SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn, max(v) AS mx
+               FROM src_l GROUP BY k$$,
+    event_time => 't',
+    windows => ARRAY[windowagg.hopping(40, 10), windowagg.tumbling(30, 5)],
+    bound => 20, lateness => 60, source => 'logical') > 0 AS created;
+-- a WHERE clause, and updates and deletes sent to the dead letters
+SELECT windowagg.create_pipeline(
+    name => 'l_filtered',
+    query => $$SELECT k, count(*) AS n, sum(v) AS s FROM src_l WHERE v > -500 GROUP BY k$$,
+    event_time => 't',
+    windows => ARRAY[windowagg.tumbling(25)],
+    bound => 20, lateness => 60, source => 'logical',
+    dead_letter_changes => true) > 0 AS created;
+
+-- each pipeline owns a publication of its source and a replication slot
+SELECT count(*) AS publications FROM pg_publication_tables
+WHERE pubname LIKE 'windowagg_pipeline_%' AND tablename = 'src_l';
+SELECT count(*) AS slots FROM pg_replication_slots
+WHERE slot_name IN (SELECT windowagg._slot_name(id) FROM windowagg.pipelines
+                    WHERE name IN ('l_all', 'l_filtered')) AND plugin = 'pgoutput';
+SELECT c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+WHERE c.relname = 'l_all_dead_letters' GROUP BY 1;
+
+-- Feed the stream in uneven transactions.  Right after each commit the
+-- rows are updated, deleted or truncated; a rolled-back batch in between
+-- must leave no trace.
+CREATE FUNCTION feed_l(lo int, hi int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO src_l SELECT id, k, t, v FROM ev_lg WHERE id BETWEEN lo AND hi ORDER BY id
+$$;
+SELECT feed_l(1, 700);
+UPDATE src_l SET v = 0 WHERE id % 50 = 0;
+DELETE FROM src_l WHERE id % 3 = 0;
+BEGIN;
+INSERT INTO src_l SELECT id + 100000, k, t, v FROM ev_lg WHERE id <= 500;
+ROLLBACK;
+SELECT feed_l(701, 2500);
+TRUNCATE src_l;
+SELECT windowagg.wait('l_all') AND windowagg.wait('l_filtered') AS caught_up;
+SELECT feed_l(2501, 2600);
+DELETE FROM src_l;
+SELECT feed_l(2601, 4100);
+-- one event per transaction for a while
+DO $$
+BEGIN
+    FOR i IN 4101 .. 4300 LOOP
+        PERFORM feed_l(i, i);
+        COMMIT;
+    END LOOP;
+END
+$$;
+SELECT feed_l(4301, 6000);
+UPDATE src_l SET v = v + 1 WHERE id > 5990;
+TRUNCATE src_l;
+SELECT windowagg.wait('l_all') AND windowagg.wait('l_filtered') AS caught_up;
+-- end of input: every window fires
+SELECT windowagg.flush('l_all') AND windowagg.flush('l_filtered') AS flushed;
+
+-- Every window's final value is the fold of the events it accepted.
+CREATE FUNCTION compare_logical(events regclass, sizes numeric[], slides numeric[],
+                                origins numeric[], res regclass, dead regclass,
+                                aggs text)
+RETURNS TABLE (windows bigint, wrong bigint, missing bigint, too_late bigint,
+               too_late_wrong bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format($q$CREATE TEMP TABLE want AS
+        SELECT e.k, a.ws::bigint AS window_start, a.we::bigint AS window_end, %1$s
+        FROM ref_accept(%2$L, %3$L, %4$L, %5$L, 20, 60) a JOIN %2$s e USING (id)
+        WHERE a.ws IS NOT NULL GROUP BY 1, 2, 3$q$,
+        aggs, events, sizes, slides, origins);
+    EXECUTE format($q$CREATE TEMP TABLE dead_want AS
+        SELECT a.id FROM ref_accept(%1$L, %2$L, %3$L, %4$L, 20, 60) a WHERE a.ws IS NULL$q$,
+        events, sizes, slides, origins);
+    EXECUTE format('CREATE TEMP TABLE got AS SELECT * FROM %s', res);
+    ALTER TABLE got DROP COLUMN pane, DROP COLUMN revision, DROP COLUMN updated_at;
+    SELECT count(*) INTO windows FROM want;
+    SELECT count(*) INTO wrong FROM (SELECT * FROM got EXCEPT SELECT * FROM want) x;
+    SELECT count(*) INTO missing FROM (SELECT * FROM want EXCEPT SELECT * FROM got) x;
+    EXECUTE format($q$SELECT count(*) FROM %s WHERE reason LIKE 'too late%%'$q$, dead)
+      INTO too_late;
+    EXECUTE format($q$SELECT count(*) FROM (
+        (SELECT (source_row->>'id')::bigint FROM %1$s WHERE reason LIKE 'too late%%'
+         EXCEPT SELECT id FROM dead_want)
+        UNION ALL
+        (SELECT id FROM dead_want
+         EXCEPT SELECT (source_row->>'id')::bigint FROM %1$s WHERE reason LIKE 'too late%%')) x$q$,
+        dead) INTO too_late_wrong;
+    DROP TABLE want, dead_want, got;
+    RETURN NEXT;
+END
+$$;
+
+SELECT * FROM compare_logical('ev_lg', '{40,30}', '{10,30}', '{0,5}', 'l_all', 'l_all_dead_letters',
+    'count(*) AS n, sum(e.v) AS s, min(e.v) AS mn, max(e.v) AS mx');
+CREATE VIEW ev_lg_filtered AS SELECT * FROM ev_lg WHERE v > -500;
+SELECT * FROM compare_logical('ev_lg_filtered', '{25}', '{25}', '{0}', 'l_filtered',
+    'l_filtered_dead_letters', 'count(*) AS n, sum(e.v) AS s');
+
+-- late panes happened, and the pipelines counted every
+-- update and delete: 14 + 10 updates, 233 + 100 deletes
+SELECT count(*) FILTER (WHERE pane = 'late') > 0 AS has_late FROM l_all;
+SELECT name, source, events_in, source_updates, source_deletes,
+       dead_letters = (SELECT count(*) FROM l_all_dead_letters) AS dead_letters_ok,
+       retained_wal_bytes >= 0 AS retains_wal, lag_rows, last_error
+FROM windowagg.stat_pipelines WHERE name = 'l_all';
+SELECT name, source, source_updates, source_deletes, last_error
+FROM windowagg.stat_pipelines WHERE name = 'l_filtered';
+-- with dead_letter_changes, each update and delete is a dead letter that
+-- carries the row (a delete's has only its key) and its commit LSN
+SELECT reason, count(*), bool_and(commit_lsn > '0/0') AS has_lsn,
+       bool_and(event_time IS NOT DISTINCT FROM (source_row->>'t')::bigint) AS same_time
+FROM l_filtered_dead_letters WHERE reason NOT LIKE 'too late%'
+GROUP BY 1 ORDER BY 1;
+
+-- bad arguments
+SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], source => 'kafka');
+SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], source => 'logical', arrival_column => 'id');
+SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], dead_letter_changes => true);
+SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], source => 'logical', publication => 'no_such_pub');
+
+-- drop takes the publication along, and the slot as the worker leaves
+SELECT windowagg.drop_pipeline('l_all', drop_tables => true);
+SELECT windowagg.drop_pipeline('l_filtered', drop_tables => true);
+SELECT count(*) AS publications_left FROM pg_publication WHERE pubname LIKE 'windowagg_pipeline_%';
+DO $$
+BEGIN
+    FOR i IN 1 .. 300 LOOP
+        EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE 'windowagg_%');
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END
+$$;
+SELECT count(*) AS slots_left FROM pg_replication_slots WHERE slot_name LIKE 'windowagg_%';
+DROP TABLE src_l, ev_lg CASCADE;
+DROP FUNCTION feed_l(int, int);
+DROP FUNCTION compare_logical(regclass, numeric[], numeric[], numeric[], regclass, regclass, text);

@@ -1,0 +1,230 @@
+/*-------------------------------------------------------------------------
+ *
+ * logical_link.c
+ *	  Replication connections and the replication slots of logical
+ *	  pipelines.
+ *
+ * A logical pipeline reads its changes the way a subscription does: over
+ * a replication connection (libpqwalreceiver, loaded on first use), from
+ * a slot with PostgreSQL's pgoutput plugin.  A remote source names its
+ * server with a connection string; a local one connects to this server's
+ * Unix socket as the bootstrap superuser, so the pipeline owner needs no
+ * REPLICATION attribute and pg_hba.conf must let that role make local
+ * replication connections (Debian's default "peer" line does).
+ *
+ * A pipeline's slot is created when the transaction that created the
+ * pipeline commits, not inside it: a logical slot becomes usable only once
+ * every transaction running at its creation has ended, and the creating
+ * transaction is one of those.  Created at commit, the slot starts after
+ * the pipeline's publication and tables exist, and every transaction that
+ * commits after create_pipeline's is consumed.  The slot of a dropped
+ * pipeline is dropped by its worker as it leaves (it holds the slot), or,
+ * when no worker runs, when the dropping transaction commits.  (Waiting
+ * for the worker there could wait forever: the worker may be waiting for a
+ * row lock that the committing transaction still holds.)  A failure at commit is reported as a WARNING (the transaction
+ * has committed by then): a missing slot is created by the worker, a
+ * leftover one is named in the message.
+ *
+ * src/logical_link.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "logical_source.h"
+
+#include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+/* Append key='value' to a connection string, quoting as libpq wants. */
+static void
+append_conninfo_value(StringInfo s, const char *key, const char *value)
+{
+	appendStringInfo(s, "%s%s='", s->len > 0 ? " " : "", key);
+	for (const char *p = value; *p; p++)
+	{
+		if (*p == '\'' || *p == '\\')
+			appendStringInfoChar(s, '\\');
+		appendStringInfoChar(s, *p);
+	}
+	appendStringInfoChar(s, '\'');
+}
+
+char *
+wa_local_conninfo(void)
+{
+	StringInfoData s;
+	char	   *dirs = pstrdup(Unix_socket_directories ? Unix_socket_directories : "");
+	char	   *comma = strchr(dirs, ',');
+
+	if (comma != NULL)
+		*comma = '\0';
+	initStringInfo(&s);
+	append_conninfo_value(&s, "host", dirs[0] != '\0' ? dirs : "localhost");
+	appendStringInfo(&s, " port=%d", PostPortNumber);
+	append_conninfo_value(&s, "dbname", get_database_name(MyDatabaseId));
+	append_conninfo_value(&s, "user",
+						  GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false));
+	return s.data;
+}
+
+char *
+wa_logical_slot_name(int32 pipeline_id)
+{
+	return psprintf("windowagg_" UINT64_FORMAT "_%u_%d",
+					GetSystemIdentifier(), MyDatabaseId, pipeline_id);
+}
+
+char *
+wa_logical_publication_name(int32 pipeline_id)
+{
+	return psprintf("windowagg_pipeline_%d", pipeline_id);
+}
+
+static void
+load_walreceiver(void)
+{
+	if (WalReceiverFunctions == NULL)
+		load_file("libpqwalreceiver", false);
+	if (WalReceiverFunctions == NULL)
+		elog(ERROR, "libpqwalreceiver did not initialize");
+}
+
+WalReceiverConn *
+wa_logical_connect(const char *conninfo, const char *appname)
+{
+	WalReceiverConn *conn;
+	char	   *err = NULL;
+
+	load_walreceiver();
+	conn = walrcv_connect(conninfo, true, appname, &err);
+	if (conn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not connect to the logical replication source: %s",
+						err ? err : "unknown error")));
+	return conn;
+}
+
+WalRcvExecResult *
+wa_logical_exec(WalReceiverConn *conn, const char *sql, int nfields,
+				const Oid *types)
+{
+	WalRcvExecResult *res = walrcv_exec(conn, sql, nfields, types);
+
+	if (res->status != WALRCV_OK_TUPLES && res->status != WALRCV_OK_COMMAND)
+		ereport(ERROR,
+				(errcode(res->sqlstate ? res->sqlstate : ERRCODE_CONNECTION_FAILURE),
+				 errmsg("the logical replication source failed: %s",
+						res->err ? res->err : "unknown error")));
+	return res;
+}
+
+bool
+wa_logical_slot_exists(WalReceiverConn *conn, const char *slot)
+{
+	Oid			types[1] = {INT4OID};
+	WalRcvExecResult *res;
+	bool		found;
+
+	res = wa_logical_exec(conn,
+						  psprintf("SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = %s",
+								   quote_literal_cstr(slot)),
+						  1, types);
+	found = tuplestore_tuple_count(res->tuplestore) > 0;
+	walrcv_clear_result(res);
+	return found;
+}
+
+XLogRecPtr
+wa_logical_create_slot(WalReceiverConn *conn, const char *slot)
+{
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+
+	(void) walrcv_create_slot(conn, slot, false, false, CRS_NOEXPORT_SNAPSHOT,
+							  &lsn);
+	ereport(LOG,
+			(errmsg("created replication slot \"%s\"", slot),
+			 errdetail("Transactions that commit after %X/%X are consumed.",
+					   LSN_FORMAT_ARGS(lsn))));
+	return lsn;
+}
+
+bool
+wa_logical_drop_slot(WalReceiverConn *conn, const char *slot, bool wait)
+{
+	WalRcvExecResult *res;
+	bool		in_use;
+
+	res = walrcv_exec(conn, psprintf("DROP_REPLICATION_SLOT %s%s",
+									 quote_identifier(slot), wait ? " WAIT" : ""),
+					  0, NULL);
+	in_use = res->sqlstate == ERRCODE_OBJECT_IN_USE;
+	if (res->status != WALRCV_OK_COMMAND && !in_use &&
+		res->sqlstate != ERRCODE_UNDEFINED_OBJECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not drop replication slot \"%s\": %s", slot,
+						res->err ? res->err : "unknown error")));
+	walrcv_clear_result(res);
+	return !in_use;
+}
+
+/*
+ * Create or drop a pipeline's slot after its transaction committed.  No
+ * error may escape from here: it is reported and the work left to the
+ * worker (create) or to the user (drop).
+ */
+void
+wa_logical_slot_at_commit(const char *conninfo, const char *slot, bool create)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	WalReceiverConn *volatile conn = NULL;
+
+	PG_TRY();
+	{
+		conn = wa_logical_connect(conninfo, "windowagg");
+		/* no catalog lookups here: the transaction is over */
+		if (create)
+			(void) wa_logical_create_slot(conn, slot);
+		else
+			(void) wa_logical_drop_slot(conn, slot, false);	/* in use: the
+															 * worker drops it */
+		walrcv_disconnect(conn);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		if (conn != NULL)
+			walrcv_disconnect(conn);
+		if (create)
+			ereport(WARNING,
+					(errmsg("could not create replication slot \"%s\": %s",
+							slot, edata->message),
+					 errdetail("The pipeline's worker creates it when it starts; transactions that commit before then are not consumed.")));
+		else
+			ereport(WARNING,
+					(errmsg("could not drop replication slot \"%s\": %s",
+							slot, edata->message),
+					 errhint("Drop it with pg_drop_replication_slot() on the source server: it holds back WAL.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+PG_FUNCTION_INFO_V1(wa_slot_name);
+
+/* windowagg._slot_name(pipeline): for stat_pipelines. */
+Datum
+wa_slot_name(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(wa_logical_slot_name(PG_GETARG_INT32(0))));
+}

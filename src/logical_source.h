@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * logical_source.h
+ *	  Pipelines that consume a logical replication stream (pgoutput) from
+ *	  this server or another one (see logical_link.c, logical_source.c).
+ *
+ * src/logical_source.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WINDOWAGG_LOGICAL_SOURCE_H
+#define WINDOWAGG_LOGICAL_SOURCE_H
+
+#include "pipeline.h"
+
+#include "access/xlogdefs.h"
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+#include "replication/logicalproto.h"
+#include "replication/walreceiver.h"
+
+/* ---------- connections and slots (logical_link.c) ---------- */
+
+/* A replication connection to this server, as the bootstrap superuser. */
+extern char *wa_local_conninfo(void);
+/* The slot of a pipeline: unique per server, database and pipeline. */
+extern char *wa_logical_slot_name(int32 pipeline_id);
+/* The publication create_pipeline makes for a local source. */
+extern char *wa_logical_publication_name(int32 pipeline_id);
+/* Connect for logical replication; errors name the pipeline's source. */
+extern WalReceiverConn *wa_logical_connect(const char *conninfo,
+										   const char *appname);
+extern bool wa_logical_slot_exists(WalReceiverConn *conn, const char *slot);
+extern XLogRecPtr wa_logical_create_slot(WalReceiverConn *conn,
+										 const char *slot);
+/* Drop a slot (gone already is fine); false if in use and not wait. */
+extern bool wa_logical_drop_slot(WalReceiverConn *conn, const char *slot,
+								 bool wait);
+/* Run one SQL statement over the connection; rows come back as text. */
+extern WalRcvExecResult *wa_logical_exec(WalReceiverConn *conn,
+										 const char *sql, int nfields,
+										 const Oid *types);
+
+/* Called at commit of the transaction that created or dropped a pipeline. */
+extern void wa_logical_slot_at_commit(const char *conninfo, const char *slot,
+									  bool create);
+
+/* ---------- the stream, in a worker (logical_source.c) ---------- */
+
+/* Called for each inserted row; counts is false when WHERE rejects it. */
+typedef void (*wa_logical_row_fn) (void *arg, TupleTableSlot *slot,
+								   int64 arrival, bool counts);
+/* Called for each update or delete (kind 'U' or 'D'), with its event time. */
+typedef void (*wa_logical_change_fn) (void *arg, char kind, int64 arrival,
+									  Datum event_time, bool event_time_null);
+
+typedef struct WaColumnReader WaColumnReader;
+
+typedef struct WaLogicalSource
+{
+	const WaAggQuery *query;
+	MemoryContext cxt;			/* lives as long as the worker */
+	wa_logical_row_fn row_fn;
+	wa_logical_change_fn change_fn;
+	void	   *fn_arg;
+
+	/* where the changes come from */
+	char	   *conninfo;
+	char	   *slot_name;
+	List	   *publications;	/* of String */
+	Oid			local_relid;	/* the source, or its local stand-in */
+	Oid			remote_relid;	/* for a local source: the same */
+	char	   *remote_nspname; /* for a remote source: its name there */
+	char	   *remote_relname;
+	WalReceiverConn *conn;
+	pgsocket	fd;
+
+	/* the relation of the stream's current changes, as pgoutput sent it */
+	LogicalRepRelId stream_relid;	/* InvalidOid: not ours */
+	bool		stream_is_ours;
+	int			stream_natts;
+	int		   *stream_to_local;	/* stream column -> local index, or -1 */
+
+	/* turning a row into the row query's values */
+	WaColumnReader *readers;	/* per local column */
+	TupleTableSlot *base_slot;	/* a row of the source table */
+	TupleTableSlot *row_slot;	/* keys, event time, inputs */
+	ExprContext *econtext;
+	ExprState **exprs;
+	ExprState  *qual;
+	int			n_exprs;
+
+	/* positions in the stream */
+	XLogRecPtr	applied_lsn;	/* everything before it is in the engine */
+	XLogRecPtr	confirmed_lsn;	/* told to the sender after a commit */
+	XLogRecPtr	server_wal_end; /* the sender's newest position */
+	XLogRecPtr	target_lsn;		/* read up to here to be caught up */
+	bool		in_txn;
+	bool		skip_txn;		/* applied before a restart */
+	XLogRecPtr	txn_commit_lsn;
+
+	/* this epoch */
+	int64		rows_read;
+	int64		updates;
+	int64		deletes;
+} WaLogicalSource;
+
+extern void wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
+							const WaAggQuery *q, MemoryContext cxt,
+							wa_logical_row_fn row_fn,
+							wa_logical_change_fn change_fn, void *fn_arg);
+/* Connect and stream from after applied (InvalidXLogRecPtr: the slot's). */
+extern void wa_logical_start(WaLogicalSource *src, XLogRecPtr applied);
+/* Read whole transactions, up to about limit rows; true if caught up. */
+extern bool wa_logical_read(WaLogicalSource *src, int limit);
+/* The row being read, as jsonb in the current memory context. */
+extern Datum wa_logical_row_jsonb(WaLogicalSource *src);
+/* The offset to store with the epoch. */
+extern XLogRecPtr wa_logical_offset(const WaLogicalSource *src);
+/* After the epoch committed: let the slot move on. */
+extern void wa_logical_confirm(WaLogicalSource *src);
+/* Wait for data or the latch, at most timeout_ms. */
+extern void wa_logical_wait(WaLogicalSource *src, long timeout_ms);
+extern void wa_logical_close(WaLogicalSource *src);
+/* Leaving for good (the pipeline was dropped): drop the slot too. */
+extern void wa_logical_drop(WaLogicalSource *src);
+/* WAL the slot holds back, as far as the worker knows (remote sources). */
+extern int64 wa_logical_retained_bytes(const WaLogicalSource *src);
+
+#endif							/* WINDOWAGG_LOGICAL_SOURCE_H */
