@@ -221,6 +221,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	bool		wanted;
 	bool		drop;
 	bool		needs_resume;
+	bool		held;
 	WaPipelineStatus status;
 	bool		running = worker_running(ls);
 
@@ -233,6 +234,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	wanted = slot->wanted;
 	drop = slot->drop_requested;
 	needs_resume = slot->needs_resume;
+	held = slot->held;
 	status = slot->status;
 	SpinLockRelease(&slot->mutex);
 
@@ -253,7 +255,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		}
 		return;
 	}
-	if (!wanted || needs_resume)
+	if (!wanted || needs_resume || held)
 	{
 		/* its worker left because it was asked to, or waits for a user */
 		ls->started_at = 0;

@@ -17,11 +17,10 @@
  * every transaction running at its creation has ended, and the creating
  * transaction is one of those.  Created at commit, the slot starts after
  * the pipeline's publication and tables exist, and every transaction that
- * commits after create_pipeline's is consumed.  The slot of a dropped
- * pipeline is dropped by its worker as it leaves (it holds the slot), or,
- * when no worker runs, when the dropping transaction commits.  (Waiting
- * for the worker there could wait forever: the worker may be waiting for a
- * row lock that the committing transaction still holds.)  A failure at commit is reported as a WARNING (the transaction
+ * commits after create_pipeline's is consumed.  drop_pipeline stops the
+ * worker first (pipeline_requests.c), and the slot is dropped when the
+ * dropping transaction commits; a worker that finds its pipeline gone
+ * (DROP EXTENSION) drops the slot itself as it leaves.  A failure at commit is reported as a WARNING (the transaction
  * has committed by then): a missing slot is created by the worker, a
  * leftover one is named in the message.
  *
@@ -192,8 +191,7 @@ wa_logical_slot_at_commit(const char *conninfo, const char *slot, bool create)
 		if (create)
 			(void) wa_logical_create_slot(conn, slot);
 		else
-			(void) wa_logical_drop_slot(conn, slot, false);	/* in use: the
-															 * worker drops it */
+			(void) wa_logical_drop_slot(conn, slot, true);
 		walrcv_disconnect(conn);
 	}
 	PG_CATCH();

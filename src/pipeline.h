@@ -88,6 +88,7 @@ typedef struct WaPipelineSlot
 	bool		wanted;			/* committed, enabled: a worker should run */
 	bool		drop_requested;
 	bool		needs_resume;	/* stopped on an error only a user can fix */
+	bool		held;			/* a drop is committing: no worker, please */
 	uint64		flush_request;	/* epochs numbered from it flush; 0: none */
 	uint64		snapshot_seq;	/* epochs that have taken their snapshot */
 	uint64		caught_up_seq;	/* newest epoch that saw every visible row */
@@ -222,14 +223,15 @@ typedef enum WaRequest
 	WA_REQUEST_PAUSE,
 	WA_REQUEST_DROP,
 	WA_REQUEST_CREATE_SLOT,		/* a logical source's replication slot */
-	WA_REQUEST_DROP_SLOT
+	WA_REQUEST_DROP_SLOT,
+	WA_REQUEST_HOLD				/* undone if the transaction aborts */
 } WaRequest;
 
 extern void wa_request_at_commit(WaPipelineSlot *slot, WaRequest request);
-/* pipeline: for a drop, the pipeline whose running worker drops it */
+/* Stop the pipeline's worker now and keep it away until the transaction ends. */
+extern void wa_hold_worker(WaPipelineSlot *slot, const char *name);
 extern void wa_request_slot_at_commit(const char *conninfo,
-									  const char *slot_name, bool create,
-									  WaPipelineSlot *pipeline);
+									  const char *slot_name, bool create);
 extern void wa_requests_install_callbacks(void);
 
 /* ---------- launcher and workers (launcher.c, worker.c) ---------- */

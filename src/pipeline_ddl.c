@@ -613,7 +613,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 								  "insert, update, delete" : "insert"));
 		/* at commit, before the worker is started: see logical_link.c */
 		wa_request_slot_at_commit(connection != NULL ? connection : wa_local_conninfo(),
-								  wa_logical_slot_name(id), true, NULL);
+								  wa_logical_slot_name(id), true);
 	}
 	SPI_finish();
 
@@ -682,6 +682,9 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
 	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id = $1 FOR UPDATE",
 					1, &argtype, &arg, NULL);
+	/* the worker lets go of the slot before the publication goes */
+	if (def->logical)
+		wa_hold_worker(pipeline_slot(def), def->name);
 	/* the catalog row first: the tables are the pipeline's no longer */
 	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
 					1, &argtype, &arg, NULL);
@@ -701,8 +704,7 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	if (def->logical)
 		wa_request_slot_at_commit(def->connection != NULL ? def->connection :
 								  wa_local_conninfo(),
-								  wa_logical_slot_name(def->id), false,
-								  pipeline_slot(def));
+								  wa_logical_slot_name(def->id), false);
 	PG_RETURN_VOID();
 }
 

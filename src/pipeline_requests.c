@@ -19,13 +19,15 @@
 #include "logical_source.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 
 typedef struct PendingRequest
 {
 	WaPipelineSlot *slot;		/* NULL for a replication slot's request */
 	char	   *conninfo;		/* a replication slot's server */
 	char	   *slot_name;
-	WaPipelineSlot *pipeline;	/* whose worker drops the slot, if running */
 	uint32		generation;		/* the slot's, when the request was made */
 	WaRequest	request;
 	SubTransactionId subid;
@@ -55,7 +57,7 @@ wa_request_at_commit(WaPipelineSlot *slot, WaRequest request)
  */
 void
 wa_request_slot_at_commit(const char *conninfo, const char *slot_name,
-						  bool create, WaPipelineSlot *pipeline)
+						  bool create)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 	PendingRequest *r = palloc0(sizeof(PendingRequest));
@@ -63,7 +65,6 @@ wa_request_slot_at_commit(const char *conninfo, const char *slot_name,
 	r->conninfo = pstrdup(conninfo);
 	r->slot_name = pstrdup(slot_name);
 	r->request = create ? WA_REQUEST_CREATE_SLOT : WA_REQUEST_DROP_SLOT;
-	r->pipeline = pipeline;
 	r->subid = GetCurrentSubTransactionId();
 	pending = lappend(pending, r);
 	MemoryContextSwitchTo(old);
@@ -93,6 +94,8 @@ apply_request(PendingRequest *r)
 			slot->wanted = false;
 			slot->drop_requested = true;
 			break;
+		case WA_REQUEST_HOLD:
+			break;				/* a drop follows, or the abort undoes it */
 		case WA_REQUEST_CREATE_SLOT:
 		case WA_REQUEST_DROP_SLOT:
 			break;				/* not a pipeline slot's request */
@@ -100,6 +103,61 @@ apply_request(PendingRequest *r)
 	SpinLockRelease(&slot->mutex);
 	wa_wake_worker(slot);
 	wa_wake_launcher();
+}
+
+/* The (sub)transaction that made a request aborted: undo what it did now. */
+static void
+forget_request(PendingRequest *r)
+{
+	if (r->slot == NULL || r->slot->generation != r->generation)
+		return;
+	if (r->request == WA_REQUEST_CREATE)
+		wa_slot_release(r->slot);
+	else if (r->request == WA_REQUEST_HOLD)
+	{
+		SpinLockAcquire(&r->slot->mutex);
+		r->slot->held = false;
+		SpinLockRelease(&r->slot->mutex);
+		wa_wake_launcher();
+	}
+}
+
+/*
+ * A drop of a logical pipeline stops the worker before it drops the
+ * pipeline's publication: a worker still streaming would have its sender
+ * fail on the publication's disappearance.  The worker stays away until
+ * the transaction ends; if it aborts, the launcher starts it again.
+ */
+void
+wa_hold_worker(WaPipelineSlot *slot, const char *name)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   60 * 1000);
+
+	SpinLockAcquire(&slot->mutex);
+	slot->held = true;
+	SpinLockRelease(&slot->mutex);
+	wa_request_at_commit(slot, WA_REQUEST_HOLD);
+	wa_wake_worker(slot);
+	for (;;)
+	{
+		pid_t		pid;
+
+		SpinLockAcquire(&slot->mutex);
+		pid = slot->pid;
+		SpinLockRelease(&slot->mutex);
+		if (pid == 0)
+			break;
+		if (GetCurrentTimestamp() >= deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("the worker of pipeline \"%s\" did not stop", name),
+					 errdetail("Its process %d still runs after a minute.", (int) pid)));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 static void
@@ -130,16 +188,7 @@ requests_xact_callback(XactEvent event, void *arg)
 				PendingRequest *r = lfirst(lc);
 
 				if (r->request == WA_REQUEST_DROP_SLOT)
-				{
-					bool		worker_running;
-
-					SpinLockAcquire(&r->pipeline->mutex);
-					worker_running = r->pipeline->pid != 0;
-					SpinLockRelease(&r->pipeline->mutex);
-					/* a running worker drops the slot as it leaves */
-					if (!worker_running)
-						wa_logical_slot_at_commit(r->conninfo, r->slot_name, false);
-				}
+					wa_logical_slot_at_commit(r->conninfo, r->slot_name, false);
 			}
 			pending = NIL;
 			break;
@@ -149,9 +198,7 @@ requests_xact_callback(XactEvent event, void *arg)
 			{
 				PendingRequest *r = lfirst(lc);
 
-				if (r->request == WA_REQUEST_CREATE &&
-					r->slot->generation == r->generation)
-					wa_slot_release(r->slot);
+				forget_request(r);
 			}
 			pending = NIL;
 			break;
@@ -180,9 +227,7 @@ requests_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			r->subid = parentSubid;
 		else if (event == SUBXACT_EVENT_ABORT_SUB)
 		{
-			if (r->request == WA_REQUEST_CREATE &&
-				r->slot->generation == r->generation)
-				wa_slot_release(r->slot);
+			forget_request(r);
 			pending = foreach_delete_current(pending, lc);
 		}
 	}

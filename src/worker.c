@@ -595,7 +595,22 @@ run_epoch(Worker *w)
 	MemoryContextSwitchTo(w->epoch_cxt);
 	memset(&w->delta, 0, sizeof(w->delta));
 	if (!OidIsValid(get_extension_oid("windowagg", true)))
-		leave_dropped(w);		/* DROP EXTENSION took the pipeline along */
+	{
+		/* DROP EXTENSION took the pipeline along, but not its publication */
+		if (w->def->logical && w->def->connection == NULL &&
+			w->def->publication == NULL)
+		{
+			wa_logical_close(&w->logical);
+			if (SPI_execute(psprintf("DROP PUBLICATION IF EXISTS %s",
+									 quote_identifier(wa_logical_publication_name(w->def->id))),
+							false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "could not drop the publication of pipeline \"%s\"", w->def->name);
+			SPI_finish();
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		leave_dropped(w);
+	}
 	if (w->source_changed)
 		recheck_source(w);
 
@@ -759,7 +774,7 @@ check_requests(Worker *w)
 
 	SpinLockAcquire(&slot->mutex);
 	ours = slot->in_use && slot->generation == w->generation &&
-		!slot->drop_requested;
+		!slot->drop_requested && !slot->held;
 	wanted = slot->wanted;
 	if (ours && !wanted)
 		slot->status = WA_STATUS_PAUSED;

@@ -188,6 +188,19 @@ ok( $sink->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_replication_slots WHERE slot_name LIKE 'windowagg_%'"),
 	'the local slot is dropped');
 
+# DROP EXTENSION takes a running logical pipeline along with its
+# publication and slot
+$sink->safe_psql('postgres', qq{
+	SELECT windowagg.create_pipeline('doomed', '$query', 't', $windows, source => 'logical');});
+wait_for_worker('doomed');
+$sink->safe_psql('postgres', 'DROP EXTENSION windowagg CASCADE');
+ok( $sink->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_replication_slots WHERE slot_name LIKE 'windowagg_%'"),
+	'DROP EXTENSION: the slot is dropped');
+ok( $sink->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_publication WHERE pubname LIKE 'windowagg_pipeline_%'"),
+	'DROP EXTENSION: the publication is dropped');
+
 $sink->stop;
 $source->stop;
 done_testing();
