@@ -4,13 +4,12 @@
  *	  Replication connections and the replication slots of logical
  *	  pipelines.
  *
- * A logical pipeline reads its changes the way a subscription does: over
- * a replication connection (libpqwalreceiver, loaded on first use), from
- * a slot with PostgreSQL's pgoutput plugin.  A remote source names its
- * server with a connection string; a local one connects to this server's
- * Unix socket as the bootstrap superuser, so the pipeline owner needs no
- * REPLICATION attribute and pg_hba.conf must let that role make local
- * replication connections (Debian's default "peer" line does).
+ * A pipeline whose source is on another server reads its changes the way
+ * a subscription does: over a replication connection (libpqwalreceiver,
+ * loaded on first use), from a slot there with PostgreSQL's pgoutput
+ * plugin.  A source table of this server has a slot here, with windowagg's
+ * own output plugin (output_plugin.c), which its worker decodes itself;
+ * such slots are created and dropped in-process, with no connection.
  *
  * A pipeline's slot is created when the transaction that created the
  * pipeline commits, not inside it: a logical slot becomes usable only once
@@ -31,45 +30,14 @@
 #include "logical_source.h"
 
 #include "access/xlog.h"
-#include "catalog/pg_authid.h"
+#include "access/xlogutils.h"
 #include "catalog/pg_type.h"
-#include "commands/dbcommands.h"
 #include "miscadmin.h"
-#include "postmaster/postmaster.h"
+#include "replication/logical.h"
+#include "replication/slot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
-
-/* Append key='value' to a connection string, quoting as libpq wants. */
-static void
-append_conninfo_value(StringInfo s, const char *key, const char *value)
-{
-	appendStringInfo(s, "%s%s='", s->len > 0 ? " " : "", key);
-	for (const char *p = value; *p; p++)
-	{
-		if (*p == '\'' || *p == '\\')
-			appendStringInfoChar(s, '\\');
-		appendStringInfoChar(s, *p);
-	}
-	appendStringInfoChar(s, '\'');
-}
-
-char *
-wa_local_conninfo(void)
-{
-	StringInfoData s;
-	char	   *dirs = pstrdup(Unix_socket_directories ? Unix_socket_directories : "");
-	char	   *comma = strchr(dirs, ',');
-
-	if (comma != NULL)
-		*comma = '\0';
-	initStringInfo(&s);
-	append_conninfo_value(&s, "host", dirs[0] != '\0' ? dirs : "localhost");
-	appendStringInfo(&s, " port=%d", PostPortNumber);
-	append_conninfo_value(&s, "dbname", get_database_name(MyDatabaseId));
-	append_conninfo_value(&s, "user",
-						  GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false));
-	return s.data;
-}
 
 char *
 wa_logical_slot_name(int32 pipeline_id)
@@ -78,10 +46,69 @@ wa_logical_slot_name(int32 pipeline_id)
 					GetSystemIdentifier(), MyDatabaseId, pipeline_id);
 }
 
-char *
-wa_logical_publication_name(int32 pipeline_id)
+/*
+ * Servers that allow only listed output plugins (output_plugin_libraries,
+ * in recent minor releases) would refuse windowagg's own.  The library is
+ * preloaded, so the administrator trusts it already; it allows itself for
+ * the current process only (a worker, or a backend creating a slot), and
+ * other readers of its slots still need it listed.
+ */
+void
+wa_allow_own_output_plugin(void)
 {
-	return psprintf("windowagg_pipeline_%d", pipeline_id);
+	if (GetConfigOption("output_plugin_libraries", true, false) != NULL)
+		(void) set_config_option("output_plugin_libraries", "windowagg",
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+}
+
+/*
+ * As pg_create_logical_replication_slot() does.  Waits for the
+ * transactions running now to end; the calling transaction must not have
+ * written anything (at commit, it has ended).
+ */
+XLogRecPtr
+wa_logical_create_local_slot(const char *slot)
+{
+	LogicalDecodingContext *ctx;
+	volatile XLogRecPtr lsn = InvalidXLogRecPtr;
+	int			nest_level = NewGUCNestLevel();
+
+	CheckLogicalDecodingRequirements();
+	wa_allow_own_output_plugin();
+	ReplicationSlotCreate(slot, true, RS_EPHEMERAL, false);
+	PG_TRY();
+	{
+		ctx = CreateInitDecodingContext("windowagg", NIL, false, InvalidXLogRecPtr,
+										XL_ROUTINE(.page_read = read_local_xlog_page,
+												   .segment_open = wal_segment_open,
+												   .segment_close = wal_segment_close),
+										NULL, NULL, NULL);
+		DecodingContextFindStartpoint(ctx);
+		lsn = MyReplicationSlot->data.confirmed_flush;
+		FreeDecodingContext(ctx);
+		ReplicationSlotPersist();
+	}
+	PG_FINALLY();
+	{
+		/* an ephemeral slot (creation failed) goes away on release */
+		ReplicationSlotRelease();
+		AtEOXact_GUC(false, nest_level);
+	}
+	PG_END_TRY();
+	ereport(LOG,
+			(errmsg("created replication slot \"%s\"", slot),
+			 errdetail("Transactions that commit after %X/%X are consumed.",
+					   LSN_FORMAT_ARGS(lsn))));
+	return lsn;
+}
+
+/* Drop a local slot; waits while its worker is still letting go of it. */
+void
+wa_logical_drop_local_slot(const char *slot)
+{
+	if (SearchNamedReplicationSlot(slot, true) != NULL)
+		ReplicationSlotDrop(slot, false);
 }
 
 static void
@@ -186,13 +213,20 @@ wa_logical_slot_at_commit(const char *conninfo, const char *slot, bool create)
 
 	PG_TRY();
 	{
-		conn = wa_logical_connect(conninfo, "windowagg");
 		/* no catalog lookups here: the transaction is over */
-		if (create)
-			(void) wa_logical_create_slot(conn, slot);
+		if (conninfo == NULL && create)
+			(void) wa_logical_create_local_slot(slot);
+		else if (conninfo == NULL)
+			wa_logical_drop_local_slot(slot);
 		else
-			(void) wa_logical_drop_slot(conn, slot, true);
-		walrcv_disconnect(conn);
+		{
+			conn = wa_logical_connect(conninfo, "windowagg");
+			if (create)
+				(void) wa_logical_create_slot(conn, slot);
+			else
+				(void) wa_logical_drop_slot(conn, slot, true);
+			walrcv_disconnect(conn);
+		}
 	}
 	PG_CATCH();
 	{

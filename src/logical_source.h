@@ -16,17 +16,19 @@
 #include "access/xlogdefs.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
+#include "utils/relcache.h"
 #include "replication/logicalproto.h"
 #include "replication/walreceiver.h"
 
 /* ---------- connections and slots (logical_link.c) ---------- */
 
-/* A replication connection to this server, as the bootstrap superuser. */
-extern char *wa_local_conninfo(void);
 /* The slot of a pipeline: unique per server, database and pipeline. */
 extern char *wa_logical_slot_name(int32 pipeline_id);
-/* The publication create_pipeline makes for a local source. */
-extern char *wa_logical_publication_name(int32 pipeline_id);
+/* Let this process use windowagg's output plugin (see logical_link.c). */
+extern void wa_allow_own_output_plugin(void);
+/* A slot of this server, with the output plugin "windowagg". */
+extern XLogRecPtr wa_logical_create_local_slot(const char *slot);
+extern void wa_logical_drop_local_slot(const char *slot);
 /* Connect for logical replication; errors name the pipeline's source. */
 extern WalReceiverConn *wa_logical_connect(const char *conninfo,
 										   const char *appname);
@@ -41,7 +43,10 @@ extern WalRcvExecResult *wa_logical_exec(WalReceiverConn *conn,
 										 const char *sql, int nfields,
 										 const Oid *types);
 
-/* Called at commit of the transaction that created or dropped a pipeline. */
+/*
+ * Called at commit of the transaction that created or dropped a pipeline;
+ * conninfo NULL is this server.
+ */
 extern void wa_logical_slot_at_commit(const char *conninfo, const char *slot,
 									  bool create);
 
@@ -54,6 +59,13 @@ typedef void (*wa_logical_row_fn) (void *arg, TupleTableSlot *slot,
 typedef void (*wa_logical_change_fn) (void *arg, char kind, int64 arrival,
 									  Datum event_time, bool event_time_null);
 
+/*
+ * Called after each source transaction.  A local source's callbacks run
+ * inside a subtransaction that decoding rolls back right after, which
+ * releases every LWLock: the worker lets go of its locks here.
+ */
+typedef void (*wa_logical_txn_end_fn) (void *arg);
+
 typedef struct WaColumnReader WaColumnReader;
 
 typedef struct WaLogicalSource
@@ -62,18 +74,21 @@ typedef struct WaLogicalSource
 	MemoryContext cxt;			/* lives as long as the worker */
 	wa_logical_row_fn row_fn;
 	wa_logical_change_fn change_fn;
+	wa_logical_txn_end_fn txn_end_fn;
 	void	   *fn_arg;
 
 	/* where the changes come from */
-	char	   *conninfo;
+	char	   *conninfo;		/* NULL: a table of this server */
 	char	   *slot_name;
+	Oid			local_relid;	/* the source, or a remote one's stand-in */
+	HTAB	   *relations;		/* local: decoded relation -> RelationMatch */
+	/* a remote source: its publication, and the table's name there */
 	List	   *publications;	/* of String */
-	Oid			local_relid;	/* the source, or its local stand-in */
-	Oid			remote_relid;	/* for a local source: the same */
-	char	   *remote_nspname; /* for a remote source: its name there */
+	char	   *remote_nspname;
 	char	   *remote_relname;
-	WalReceiverConn *conn;
+	WalReceiverConn *conn;		/* a remote source's stream */
 	pgsocket	fd;
+	struct LogicalDecodingContext *decoding;	/* a local source's */
 
 	/* the relation of the stream's current changes, as pgoutput sent it */
 	LogicalRepRelId stream_relid;	/* InvalidOid: not ours */
@@ -108,7 +123,8 @@ typedef struct WaLogicalSource
 extern void wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
 							const WaAggQuery *q, MemoryContext cxt,
 							wa_logical_row_fn row_fn,
-							wa_logical_change_fn change_fn, void *fn_arg);
+							wa_logical_change_fn change_fn,
+							wa_logical_txn_end_fn txn_end_fn, void *fn_arg);
 /* Connect and stream from after applied (InvalidXLogRecPtr: the slot's). */
 extern void wa_logical_start(WaLogicalSource *src, XLogRecPtr applied);
 /* Read whole transactions, up to about limit rows; true if caught up. */
@@ -126,5 +142,37 @@ extern void wa_logical_close(WaLogicalSource *src);
 extern void wa_logical_drop(WaLogicalSource *src);
 /* WAL the slot holds back, as far as the worker knows (remote sources). */
 extern int64 wa_logical_retained_bytes(const WaLogicalSource *src);
+
+/* ---------- inside the reader: logical_source.c and its transports ---------- */
+
+/* A transaction of the source begins and ends (commit_lsn: its commit record). */
+extern void wa_logical_txn_begin(WaLogicalSource *src, XLogRecPtr commit_lsn);
+extern void wa_logical_txn_end(WaLogicalSource *src, XLogRecPtr end_lsn);
+/* base_slot holds a row of kind 'I', 'U' or 'D': hand it to the worker. */
+extern void wa_logical_deliver(WaLogicalSource *src, char kind);
+
+/* logical_stream.c: a table on another server */
+extern void wa_stream_init(WaLogicalSource *src, Relation rel);
+extern void wa_stream_start(WaLogicalSource *src, XLogRecPtr applied);
+extern bool wa_stream_read(WaLogicalSource *src, int limit);
+extern void wa_stream_send_feedback(WaLogicalSource *src, bool reply_requested);
+extern void wa_stream_close(WaLogicalSource *src);
+
+/* logical_decode.c: a table of this server */
+extern void wa_decode_start(WaLogicalSource *src, XLogRecPtr applied);
+extern void wa_decode_read(WaLogicalSource *src, int limit);
+extern void wa_decode_close(WaLogicalSource *src);
+
+/* ---------- a local slot's changes (output_plugin.c) ---------- */
+
+/* The source the worker is decoding for, while it decodes. */
+extern WaLogicalSource *wa_decoding_source;
+extern void wa_logical_decoded_begin(WaLogicalSource *src,
+									 XLogRecPtr commit_lsn);
+/* kind: 'I', 'U' or 'D'; tuple: the new row, or a delete's old one */
+extern void wa_logical_decoded_change(WaLogicalSource *src, Relation relation,
+									  char kind, HeapTuple tuple);
+extern void wa_logical_decoded_commit(WaLogicalSource *src,
+									  XLogRecPtr end_lsn);
 
 #endif							/* WINDOWAGG_LOGICAL_SOURCE_H */

@@ -16,6 +16,10 @@
  * consumed" and recognises the numbers of rows that have not committed yet
  * as gaps (see table_source.c).
  *
+ * A logical source needs no arrival column.  For a table on another
+ * server, create_pipeline makes a local stand-in from its definition there.
+ * The slot is created at commit (see logical_link.c).
+ *
  * src/pipeline_ddl.c
  *
  *-------------------------------------------------------------------------
@@ -278,11 +282,11 @@ check_logical_arguments(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be superuser to create a pipeline with a connection"),
 				 errdetail("As for CREATE SUBSCRIPTION, the connection string reaches another server with its own credentials.")));
-	if (!PG_ARGISNULL(11) && PG_ARGISNULL(12))
+	if (PG_ARGISNULL(11) != PG_ARGISNULL(12))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a connection needs a publication"),
-				 errhint("Create a publication of the table on the source server and name it.")));
+				 errmsg("connection and publication go together"),
+				 errdetail("A table on another server is read through a publication there; a table of this server needs neither.")));
 }
 
 /*
@@ -358,46 +362,6 @@ create_stand_in(const char *connection, const char *publication,
 	spi_exec_ddl(sql.data);
 	CommandCounterIncrement();
 	return stand_in;
-}
-
-/*
- * Publishing the updates and deletes of a table without a replica identity
- * would make them fail, so such a table's publication publishes inserts
- * only (and its updates and deletes are not counted).
- */
-static bool
-has_replica_identity(Oid relid)
-{
-	Relation	rel = relation_open(relid, AccessShareLock);
-	bool		result = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL ||
-		OidIsValid(RelationGetReplicaIndex(rel));
-
-	relation_close(rel, AccessShareLock);
-	return result;
-}
-
-/* A publication given by the caller must publish the source's inserts. */
-static void
-check_publication(const char *publication, Oid relid)
-{
-	Datum		args[2];
-	Oid			types[2] = {TEXTOID, OIDOID};
-
-	if (publication == NULL)
-		return;
-	args[0] = CStringGetTextDatum(publication);
-	args[1] = ObjectIdGetDatum(relid);
-	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_publication p, "
-							  "pg_catalog.pg_get_publication_tables(p.pubname) t "
-							  "WHERE p.pubname = $1 AND p.pubinsert AND t.relid = $2",
-							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up publication \"%s\"", publication);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("publication \"%s\" does not publish inserts into \"%s\"",
-						publication, get_rel_name(relid)),
-				 errhint("Leave publication out and create_pipeline makes one.")));
 }
 
 /* ---------- create_pipeline ---------- */
@@ -493,12 +457,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("pipeline source \"%s\" is not a table", q->relname),
 				 errdetail("A pipeline tails a table that events are inserted into.")));
 	arrival = NULL;
-	if (logical)
-	{
-		if (connection == NULL)
-			check_publication(publication, q->relid);
-	}
-	else
+	if (!logical)
 	{
 		arrival = PG_ARGISNULL(7) ? detect_arrival_column(q->relid, q->relname) :
 			text_to_cstring(PG_GETARG_TEXT_PP(7));
@@ -600,21 +559,9 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	types[0] = INT4OID;
 	wa_catalog_exec("INSERT INTO windowagg.pipeline_progress (pipeline) VALUES ($1)",
 					1, types, values, NULL);
+	/* at commit, before the worker is started: see logical_link.c */
 	if (logical)
-	{
-		/* as the caller, who must own the source to publish it */
-		if (publication == NULL && connection == NULL)
-			spi_exec_ddl(psprintf("CREATE PUBLICATION %s FOR TABLE %s.%s "
-								  "WITH (publish = '%s', publish_via_partition_root = true)",
-								  quote_identifier(wa_logical_publication_name(id)),
-								  quote_identifier(get_namespace_name(get_rel_namespace(q->relid))),
-								  quote_identifier(q->relname),
-								  has_replica_identity(q->relid) ?
-								  "insert, update, delete" : "insert"));
-		/* at commit, before the worker is started: see logical_link.c */
-		wa_request_slot_at_commit(connection != NULL ? connection : wa_local_conninfo(),
-								  wa_logical_slot_name(id), true);
-	}
+		wa_request_slot_at_commit(connection, wa_logical_slot_name(id), true);
 	SPI_finish();
 
 	/* the insert's trigger (wa_pipeline_inserted) claimed the slot */
@@ -682,16 +629,13 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
 	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id = $1 FOR UPDATE",
 					1, &argtype, &arg, NULL);
-	/* the worker lets go of the slot before the publication goes */
+	/* the worker lets go of the slot before it is dropped at commit */
 	if (def->logical)
 		wa_hold_worker(pipeline_slot(def), def->name);
 	/* the catalog row first: the tables are the pipeline's no longer */
 	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
 					1, &argtype, &arg, NULL);
 	drop_relation("VIEW", def->live_view);
-	if (def->logical && def->publication == NULL)
-		spi_exec_ddl(psprintf("DROP PUBLICATION IF EXISTS %s",
-							  quote_identifier(wa_logical_publication_name(def->id))));
 	if (drop_tables && def->connection != NULL)
 		drop_relation("TABLE", def->source);	/* the stand-in */
 	if (drop_tables)
@@ -702,9 +646,8 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
 	if (def->logical)
-		wa_request_slot_at_commit(def->connection != NULL ? def->connection :
-								  wa_local_conninfo(),
-								  wa_logical_slot_name(def->id), false);
+		wa_request_slot_at_commit(def->connection, wa_logical_slot_name(def->id),
+								  false);
 	PG_RETURN_VOID();
 }
 

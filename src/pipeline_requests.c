@@ -62,7 +62,7 @@ wa_request_slot_at_commit(const char *conninfo, const char *slot_name,
 	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 	PendingRequest *r = palloc0(sizeof(PendingRequest));
 
-	r->conninfo = pstrdup(conninfo);
+	r->conninfo = conninfo != NULL ? pstrdup(conninfo) : NULL;
 	r->slot_name = pstrdup(slot_name);
 	r->request = create ? WA_REQUEST_CREATE_SLOT : WA_REQUEST_DROP_SLOT;
 	r->subid = GetCurrentSubTransactionId();

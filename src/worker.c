@@ -241,6 +241,13 @@ worker_change(void *arg, char kind, int64 arrival, Datum event_time,
 	w->delta.dead_letters++;
 }
 
+/* After each transaction of a logical source (see logical_source.h). */
+static void
+worker_txn_end(void *arg)
+{
+	unlock_state((Worker *) arg);
+}
+
 /* ---------- engine state ---------- */
 
 static void
@@ -595,22 +602,7 @@ run_epoch(Worker *w)
 	MemoryContextSwitchTo(w->epoch_cxt);
 	memset(&w->delta, 0, sizeof(w->delta));
 	if (!OidIsValid(get_extension_oid("windowagg", true)))
-	{
-		/* DROP EXTENSION took the pipeline along, but not its publication */
-		if (w->def->logical && w->def->connection == NULL &&
-			w->def->publication == NULL)
-		{
-			wa_logical_close(&w->logical);
-			if (SPI_execute(psprintf("DROP PUBLICATION IF EXISTS %s",
-									 quote_identifier(wa_logical_publication_name(w->def->id))),
-							false, 0) != SPI_OK_UTILITY)
-				elog(ERROR, "could not drop the publication of pipeline \"%s\"", w->def->name);
-			SPI_finish();
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-		}
-		leave_dropped(w);
-	}
+		leave_dropped(w);		/* DROP EXTENSION took the pipeline along */
 	if (w->source_changed)
 		recheck_source(w);
 
@@ -724,7 +716,7 @@ setup(Worker *w)
 	if (w->def->logical)
 	{
 		wa_logical_init(&w->logical, w->def, w->query, w->cxt, worker_row,
-						worker_change, w);
+						worker_change, worker_txn_end, w);
 		/* the slot is told to move on only past results that are durable */
 		(void) set_config_option("synchronous_commit", "on",
 								 PGC_USERSET, PGC_S_SESSION,
