@@ -9,7 +9,8 @@
 #   (b) the pipeline, resumed, consuming the same stream through its slot:
 #       decoding, aggregation and results committed (events/s), from the
 #       resume (worker start and restore included) and from its first
-#       committed epoch (the rate it sustains), and both over (a).
+#       committed epoch (the rate it sustains), best of two identical
+#       pipelines run one after the other, and both over (a).
 # Both runs are repeated ROUNDS times (default 4), each on a new stream,
 # alternating which goes first; the median ratio is printed last.
 # EVENTS=... sets the stream length (default 2,000,000).
