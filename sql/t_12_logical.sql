@@ -143,6 +143,17 @@ SELECT reason, count(*), bool_and(commit_lsn > '0/0') AS has_lsn,
 FROM l_filtered_dead_letters WHERE reason NOT LIKE 'too late%'
 GROUP BY 1 ORDER BY 1;
 
+-- a drop that rolls back stops the worker for a moment only: the pipeline
+-- goes on, its slot still there
+BEGIN;
+SELECT windowagg.drop_pipeline('l_all');
+ROLLBACK;
+INSERT INTO src_l SELECT id, k, t, v FROM ev_lg WHERE id <= 3;
+SELECT windowagg.wait('l_all') AS caught_up;
+SELECT events_in FROM windowagg.stat_pipelines WHERE name = 'l_all';
+SELECT count(*) AS slots FROM pg_replication_slots
+WHERE slot_name = (SELECT windowagg._slot_name(id) FROM windowagg.pipelines WHERE name = 'l_all');
+
 -- a partitioned source: its rows arrive through its partitions, one of
 -- which has its columns in another order
 CREATE TABLE part_l (k int NOT NULL, t bigint NOT NULL, v int) PARTITION BY RANGE (t);
