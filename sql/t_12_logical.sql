@@ -30,7 +30,7 @@ SELECT windowagg.create_pipeline(
 -- each pipeline owns a replication slot with windowagg's output plugin,
 -- which only its worker can read
 SELECT count(*) AS slots FROM pg_replication_slots
-WHERE slot_name IN (SELECT windowagg._slot_name(id) FROM windowagg.pipelines
+WHERE slot_name IN (SELECT slot_name FROM windowagg.pipelines
                     WHERE name IN ('l_all', 'l_filtered')) AND plugin = 'windowagg';
 -- (servers with output_plugin_libraries must list it for other readers)
 DO $$
@@ -152,7 +152,7 @@ INSERT INTO src_l SELECT id, k, t, v FROM ev_lg WHERE id <= 3;
 SELECT windowagg.wait('l_all') AS caught_up;
 SELECT events_in FROM windowagg.stat_pipelines WHERE name = 'l_all';
 SELECT count(*) AS slots FROM pg_replication_slots
-WHERE slot_name = (SELECT windowagg._slot_name(id) FROM windowagg.pipelines WHERE name = 'l_all');
+WHERE slot_name = (SELECT slot_name FROM windowagg.pipelines WHERE name = 'l_all');
 
 -- a partitioned source: its rows arrive through its partitions, one of
 -- which has its columns in another order
@@ -172,6 +172,24 @@ SELECT (SELECT count(*) FROM want) AS windows,
        (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * FROM got) x) AS missing;
 SELECT windowagg.drop_pipeline('l_part', drop_tables => true);
 DROP TABLE part_l;
+
+-- a logical pipeline's slot is made before anything is written, so it
+-- cannot come after other writes in a transaction; a pipeline that rolls
+-- back leaves no slot
+BEGIN;
+CREATE TABLE later_l (k int, t bigint);
+SELECT windowagg.create_pipeline('l_later', 'SELECT k, count(*) FROM later_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], source => 'logical');
+ROLLBACK;
+CREATE TABLE later_l (k int, t bigint);
+BEGIN;
+SELECT windowagg.create_pipeline('l_later', 'SELECT k, count(*) FROM later_l GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10)], source => 'logical') > 0 AS created;
+ROLLBACK;
+SELECT count(*) AS orphan_slots FROM pg_replication_slots
+WHERE slot_name LIKE 'windowagg_%'
+  AND slot_name NOT IN (SELECT slot_name FROM windowagg.pipelines WHERE slot_name IS NOT NULL);
+DROP TABLE later_l;
 
 -- bad arguments
 SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',

@@ -357,6 +357,7 @@ CREATE TABLE windowagg.pipelines (
     remote_schema text,             -- logical with a connection: the table
     remote_table text,              --   on the source server
     dead_letter_changes boolean NOT NULL DEFAULT false,
+    slot_name text,                 -- logical: its replication slot
     CHECK (bound >= 0 AND lateness >= 0),
     CHECK (source_kind IN ('table', 'logical')),
     CHECK ((source_kind = 'table') = (arrival_column IS NOT NULL))
@@ -412,7 +413,8 @@ GRANT SELECT ON windowagg.pipeline_progress TO PUBLIC;
 GRANT SELECT (id, name, owner, query, search_path, event_time, arrival_column,
               windows, bound, lateness, idle_timeout, source, result_table,
               dead_letter_table, live_view, enabled, created_at, source_kind,
-              publication, remote_schema, remote_table, dead_letter_changes)
+              publication, remote_schema, remote_table, dead_letter_changes,
+              slot_name)
     ON windowagg.pipelines TO PUBLIC;
 
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipelines', '');
@@ -446,12 +448,6 @@ AS 'MODULE_PATHNAME', 'wa_create_pipeline'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION windowagg.create_pipeline(text, text, text, windowagg.window[], "any", "any", text, text, interval, boolean, text, text, text, boolean) IS
     'create a continuous pipeline (source ''table'' or ''logical''), its result, dead-letter and live tables; returns its id';
-
-CREATE FUNCTION windowagg._slot_name(pipeline integer) RETURNS text
-AS 'MODULE_PATHNAME', 'wa_slot_name'
-LANGUAGE C STABLE STRICT;
-COMMENT ON FUNCTION windowagg._slot_name(integer) IS
-    'the replication slot a logical pipeline reads';
 
 CREATE FUNCTION windowagg.drop_pipeline(name text, drop_tables boolean DEFAULT false)
 RETURNS void
@@ -528,7 +524,7 @@ SELECT p.name,
        CASE WHEN p.source_kind = 'logical' AND p.connection IS NULL
             THEN (SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), r.restart_lsn)::bigint
                   FROM pg_catalog.pg_replication_slots r
-                  WHERE r.slot_name = windowagg._slot_name(p.id))
+                  WHERE r.slot_name = p.slot_name)
             WHEN p.source_kind = 'logical' THEN s.retained_wal_bytes
        END AS retained_wal_bytes
 FROM windowagg.pipelines p

@@ -135,7 +135,7 @@ wa_catalog_load(int32 id, const char *name)
 							 "windows, bound, lateness, idle_timeout, source::oid, "
 							 "result_table::oid, dead_letter_table::oid, live_view::oid, enabled, "
 							 "search_path, source_kind = 'logical', connection, publication, "
-							 "remote_schema, remote_table, dead_letter_changes "
+							 "remote_schema, remote_table, dead_letter_changes, slot_name "
 							 "FROM windowagg.pipelines WHERE %s = $1",
 							 name != NULL ? "name" : "id"),
 					1, &argtype, &arg, NULL);
@@ -174,6 +174,7 @@ wa_catalog_load(int32 id, const char *name)
 	def->remote_schema = get_text(tup, desc, 20, &isnull);
 	def->remote_table = get_text(tup, desc, 21, &isnull);
 	def->dead_letter_changes = DatumGetBool(SPI_getbinval(tup, desc, 22, &isnull));
+	def->slot_name = get_text(tup, desc, 23, &isnull);
 	return def;
 }
 

@@ -80,7 +80,7 @@ match_relation(WaLogicalSource *src, Relation relation)
 	{
 		List	   *ancestors = get_partition_ancestors(relid);
 
-		m->ours = ancestors != NIL && llast_oid(ancestors) == src->local_relid;
+		m->ours = list_member_oid(ancestors, src->local_relid);
 		if (m->ours)
 		{
 			MemoryContext old = MemoryContextSwitchTo(src->cxt);
@@ -126,6 +126,13 @@ load_heap_row(WaLogicalSource *src, Relation relation, const AttrMap *map,
 							NameStr(att->attname),
 							format_type_be(TupleDescAttr(desc, j)->atttypid),
 							format_type_be(att->atttypid))));
+		/*
+		 * An update's unchanged out-of-line value still points into the
+		 * TOAST table, which may no longer hold it: like pgoutput, treat it
+		 * as unknown rather than read the table.
+		 */
+		if (att->attlen == -1 && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(values[j])))
+			continue;
 		slot->tts_values[i] = values[j];
 		slot->tts_isnull[i] = false;
 		if (att->attlen == -1 && VARATT_IS_EXTENDED(DatumGetPointer(values[j])))
@@ -225,19 +232,27 @@ void
 wa_decode_read(WaLogicalSource *src, int limit)
 {
 	XLogReaderState *reader = src->decoding->reader;
-	MemoryContext old;
+	MemoryContext old = CurrentMemoryContext;
 
+	if (reader->EndRecPtr >= src->target_lsn)
+		return;					/* nothing new: leave the caches alone */
 	/* catalog entries built for the worker's own statements are not historic */
 	InvalidateSystemCaches();
-	/* the reader keeps records it allocates until the next one is read */
-	old = MemoryContextSwitchTo(src->decoding->context);
 	wa_decoding_source = src;
 	PG_TRY();
 	{
 		while (reader->EndRecPtr < src->target_lsn && src->rows_read < limit)
 		{
 			char	   *errm = NULL;
-			XLogRecord *record = XLogReadRecord(reader, &errm);
+			XLogRecord *record;
+
+			/*
+			 * The reader keeps what it allocates (large records, its record
+			 * buffer) from one call to the next, so in decoding's own
+			 * context; replaying a transaction leaves another one current.
+			 */
+			MemoryContextSwitchTo(src->decoding->context);
+			record = XLogReadRecord(reader, &errm);
 
 			if (errm != NULL)
 				ereport(ERROR,

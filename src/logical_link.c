@@ -11,17 +11,18 @@
  * own output plugin (output_plugin.c), which its worker decodes itself;
  * such slots are created and dropped in-process, with no connection.
  *
- * A pipeline's slot is created when the transaction that created the
- * pipeline commits, not inside it: a logical slot becomes usable only once
- * every transaction running at its creation has ended, and the creating
- * transaction is one of those.  Created at commit, the slot starts after
- * the pipeline's publication and tables exist, and every transaction that
- * commits after create_pipeline's is consumed.  drop_pipeline stops the
- * worker first (pipeline_requests.c), and the slot is dropped when the
- * dropping transaction commits; a worker that finds its pipeline gone
- * (DROP EXTENSION) drops the slot itself as it leaves.  A failure at commit is reported as a WARNING (the transaction
- * has committed by then): a missing slot is created by the worker, a
- * leftover one is named in the message.
+ * A local pipeline's slot is created by create_pipeline before it writes
+ * anything (a logical slot cannot become consistent while a transaction
+ * that has written, like create_pipeline's own, still runs), and kept
+ * ephemeral until that transaction commits: every transaction that
+ * commits after create_pipeline's is consumed, and an aborted
+ * create_pipeline leaves no slot behind.  A remote pipeline's worker
+ * creates its slot when it first starts.  drop_pipeline stops the worker
+ * first; a local slot is dropped when the drop commits, a remote one by
+ * drop_pipeline itself (like DROP SUBSCRIPTION, not undone by a
+ * rollback).  A worker that finds its pipeline gone (DROP EXTENSION)
+ * drops the slot as it leaves.  Work at commit or abort never throws (see
+ * run_at_end_of_transaction).
  *
  * src/logical_link.c
  *
@@ -37,13 +38,25 @@
 #include "replication/slot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 
+/*
+ * A new slot's name: unique on this server (and, for a remote source, on
+ * the source server too, whose other clients may be other servers' pipelines).
+ */
 char *
-wa_logical_slot_name(int32 pipeline_id)
+wa_logical_new_slot_name(bool remote)
 {
-	return psprintf("windowagg_" UINT64_FORMAT "_%u_%d",
-					GetSystemIdentifier(), MyDatabaseId, pipeline_id);
+	uint64		now = (uint64) GetCurrentTimestamp();
+
+	if (remote)
+		return psprintf("windowagg_%llx_%x_%llx",
+						(unsigned long long) GetSystemIdentifier(),
+						(unsigned) MyProcPid, (unsigned long long) now);
+	return psprintf("windowagg_%x_%x_%llx", MyDatabaseId, (unsigned) MyProcPid,
+					(unsigned long long) now);
 }
 
 /*
@@ -63,17 +76,31 @@ wa_allow_own_output_plugin(void)
 }
 
 /*
- * As pg_create_logical_replication_slot() does.  Waits for the
- * transactions running now to end; the calling transaction must not have
- * written anything (at commit, it has ended).
+ * As pg_create_logical_replication_slot() does: waits for the transactions
+ * running now to end; the calling transaction must not have written
+ * anything.  With keep, the slot stays ephemeral and acquired by this
+ * backend, to be persisted when the transaction commits or dropped when it
+ * aborts (wa_logical_finish_slot); else it is persisted now.
  */
 XLogRecPtr
-wa_logical_create_local_slot(const char *slot)
+wa_logical_create_local_slot(const char *slot, bool keep)
 {
 	LogicalDecodingContext *ctx;
 	volatile XLogRecPtr lsn = InvalidXLogRecPtr;
 	int			nest_level = NewGUCNestLevel();
 
+	if (GetTopTransactionIdIfAny() != InvalidTransactionId)
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("a pipeline with a logical source must be created before any write of its transaction"),
+				 errdetail("Its replication slot is created first, and a transaction that has written cannot create one."),
+				 errhint("Call create_pipeline in a transaction of its own.")));
+	if (MyReplicationSlot != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("this session already uses replication slot \"%s\"",
+						NameStr(MyReplicationSlot->data.name)),
+				 errhint("Create one logical pipeline per transaction.")));
 	CheckLogicalDecodingRequirements();
 	wa_allow_own_output_plugin();
 	ReplicationSlotCreate(slot, true, RS_EPHEMERAL, false);
@@ -87,15 +114,21 @@ wa_logical_create_local_slot(const char *slot)
 		DecodingContextFindStartpoint(ctx);
 		lsn = MyReplicationSlot->data.confirmed_flush;
 		FreeDecodingContext(ctx);
-		ReplicationSlotPersist();
+		if (!keep)
+		{
+			ReplicationSlotPersist();
+			ReplicationSlotRelease();
+		}
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
-		/* an ephemeral slot (creation failed) goes away on release */
-		ReplicationSlotRelease();
-		AtEOXact_GUC(false, nest_level);
+		/* an ephemeral slot goes away on release */
+		if (MyReplicationSlot != NULL)
+			ReplicationSlotRelease();
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	AtEOXact_GUC(false, nest_level);
 	ereport(LOG,
 			(errmsg("created replication slot \"%s\"", slot),
 			 errdetail("Transactions that commit after %X/%X are consumed.",
@@ -103,7 +136,7 @@ wa_logical_create_local_slot(const char *slot)
 	return lsn;
 }
 
-/* Drop a local slot; waits while its worker is still letting go of it. */
+/* Drop a local slot; waits while a process is still letting go of it. */
 void
 wa_logical_drop_local_slot(const char *slot)
 {
@@ -201,62 +234,112 @@ wa_logical_drop_slot(WalReceiverConn *conn, const char *slot, bool wait)
 }
 
 /*
- * Create or drop a pipeline's slot after its transaction committed.  No
- * error may escape from here: it is reported and the work left to the
- * worker (create) or to the user (drop).
+ * Work at the end of a transaction that must not throw: the transaction has
+ * committed (or is aborting) and interrupts are held.  An error is turned
+ * into a WARNING, after undoing what the error handling assumes a
+ * rollback will undo (errfinish zeroes the interrupt holdoff count).
  */
-void
-wa_logical_slot_at_commit(const char *conninfo, const char *slot, bool create)
+static void
+run_at_end_of_transaction(void (*fn) (const char *slot), const char *slot,
+						  const char *what)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	WalReceiverConn *volatile conn = NULL;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
 
 	PG_TRY();
 	{
-		/* no catalog lookups here: the transaction is over */
-		if (conninfo == NULL && create)
-			(void) wa_logical_create_local_slot(slot);
-		else if (conninfo == NULL)
-			wa_logical_drop_local_slot(slot);
-		else
-		{
-			conn = wa_logical_connect(conninfo, "windowagg");
-			if (create)
-				(void) wa_logical_create_slot(conn, slot);
-			else
-				(void) wa_logical_drop_slot(conn, slot, true);
-			walrcv_disconnect(conn);
-		}
+		fn(slot);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		LWLockReleaseAll();
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		if (conn != NULL)
-			walrcv_disconnect(conn);
-		if (create)
-			ereport(WARNING,
-					(errmsg("could not create replication slot \"%s\": %s",
-							slot, edata->message),
-					 errdetail("The pipeline's worker creates it when it starts; transactions that commit before then are not consumed.")));
-		else
-			ereport(WARNING,
-					(errmsg("could not drop replication slot \"%s\": %s",
-							slot, edata->message),
-					 errhint("Drop it with pg_drop_replication_slot() on the source server: it holds back WAL.")));
+		ereport(WARNING,
+				(errmsg("could not %s replication slot \"%s\": %s",
+						what, slot, edata->message),
+				 errhint("Check pg_replication_slots: a slot no pipeline uses holds back WAL.")));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 }
 
-PG_FUNCTION_INFO_V1(wa_slot_name);
-
-/* windowagg._slot_name(pipeline): for stat_pipelines. */
-Datum
-wa_slot_name(PG_FUNCTION_ARGS)
+static void
+persist_slot(const char *slot)
 {
-	PG_RETURN_TEXT_P(cstring_to_text(wa_logical_slot_name(PG_GETARG_INT32(0))));
+	if (MyReplicationSlot != NULL &&
+		strcmp(NameStr(MyReplicationSlot->data.name), slot) == 0)
+	{
+		ReplicationSlotPersist();
+		ReplicationSlotRelease();
+	}
+}
+
+static void
+forget_slot(const char *slot)
+{
+	/* an ephemeral slot goes away on release */
+	if (MyReplicationSlot != NULL &&
+		strcmp(NameStr(MyReplicationSlot->data.name), slot) == 0)
+		ReplicationSlotRelease();
+}
+
+/* A dropped pipeline's local slot, once its worker has let go of it. */
+static void
+drop_idle_slot(const char *slot)
+{
+	ReplicationSlot *s = SearchNamedReplicationSlot(slot, true);
+	pid_t		active_pid = 0;
+
+	if (s == NULL)
+		return;
+	SpinLockAcquire(&s->mutex);
+	active_pid = s->active_pid;
+	SpinLockRelease(&s->mutex);
+	if (active_pid == 0)
+		ReplicationSlotDrop(slot, true);
+}
+
+/*
+ * The local slot create_pipeline made (wa_logical_create_local_slot with
+ * keep) becomes permanent if its transaction committed, and goes away if
+ * it aborted.
+ */
+void
+wa_logical_finish_slot(const char *slot, bool committed)
+{
+	if (committed)
+		run_at_end_of_transaction(persist_slot, slot, "keep");
+	else
+		run_at_end_of_transaction(forget_slot, slot, "drop");
+}
+
+/* At commit of a drop_pipeline: its worker has stopped (wa_hold_worker). */
+void
+wa_logical_drop_slot_at_commit(const char *slot)
+{
+	run_at_end_of_transaction(drop_idle_slot, slot, "drop");
+}
+
+/* A remote source's slot goes with drop_pipeline, as a subscription's does. */
+void
+wa_logical_drop_remote_slot(const char *conninfo, const char *slot)
+{
+	WalReceiverConn *conn = wa_logical_connect(conninfo, "windowagg");
+
+	PG_TRY();
+	{
+		(void) wa_logical_drop_slot(conn, slot, true);
+	}
+	PG_FINALLY();
+	{
+		walrcv_disconnect(conn);
+	}
+	PG_END_TRY();
 }

@@ -99,7 +99,7 @@ wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
 	src->txn_end_fn = txn_end_fn;
 	src->fn_arg = fn_arg;
 	src->fd = PGINVALID_SOCKET;
-	src->slot_name = wa_logical_slot_name(def->id);
+	src->slot_name = pstrdup(def->slot_name);
 	src->local_relid = def->source;
 	if (def->connection != NULL)
 	{
@@ -213,7 +213,7 @@ wa_logical_start(WaLogicalSource *src, XLogRecPtr applied)
 							   LSN_FORMAT_ARGS(applied)),
 					 errhint("Drop and re-create the pipeline.")));
 		if (local)
-			(void) wa_logical_create_local_slot(src->slot_name);
+			(void) wa_logical_create_local_slot(src->slot_name, false);
 		else
 			(void) wa_logical_create_slot(src->conn, src->slot_name);
 	}
@@ -283,8 +283,6 @@ wa_logical_read(WaLogicalSource *src, int limit)
 		wa_decode_read(src, limit);
 		return src->applied_lsn >= src->target_lsn;
 	}
-	/* a remote source cannot know what its server has not sent yet */
-	src->target_lsn = InvalidXLogRecPtr;
 	return wa_stream_read(src, limit);
 }
 

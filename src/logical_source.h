@@ -22,13 +22,17 @@
 
 /* ---------- connections and slots (logical_link.c) ---------- */
 
-/* The slot of a pipeline: unique per server, database and pipeline. */
-extern char *wa_logical_slot_name(int32 pipeline_id);
+/* A name for a new pipeline's slot (on another server if remote). */
+extern char *wa_logical_new_slot_name(bool remote);
 /* Let this process use windowagg's output plugin (see logical_link.c). */
 extern void wa_allow_own_output_plugin(void);
 /* A slot of this server, with the output plugin "windowagg". */
-extern XLogRecPtr wa_logical_create_local_slot(const char *slot);
+extern XLogRecPtr wa_logical_create_local_slot(const char *slot, bool keep);
 extern void wa_logical_drop_local_slot(const char *slot);
+/* At the end of the transaction that created a local slot with keep. */
+extern void wa_logical_finish_slot(const char *slot, bool committed);
+extern void wa_logical_drop_slot_at_commit(const char *slot);
+extern void wa_logical_drop_remote_slot(const char *conninfo, const char *slot);
 /* Connect for logical replication; errors name the pipeline's source. */
 extern WalReceiverConn *wa_logical_connect(const char *conninfo,
 										   const char *appname);
@@ -43,12 +47,6 @@ extern WalRcvExecResult *wa_logical_exec(WalReceiverConn *conn,
 										 const char *sql, int nfields,
 										 const Oid *types);
 
-/*
- * Called at commit of the transaction that created or dropped a pipeline;
- * conninfo NULL is this server.
- */
-extern void wa_logical_slot_at_commit(const char *conninfo, const char *slot,
-									  bool create);
 
 /* ---------- the stream, in a worker (logical_source.c) ---------- */
 
@@ -60,9 +58,11 @@ typedef void (*wa_logical_change_fn) (void *arg, char kind, int64 arrival,
 									  Datum event_time, bool event_time_null);
 
 /*
- * Called after each source transaction.  A local source's callbacks run
- * inside a subtransaction that decoding rolls back right after, which
- * releases every LWLock: the worker lets go of its locks here.
+ * Called after each source transaction, and before the reader waits for
+ * more.  A local source's callbacks run inside a subtransaction that
+ * decoding rolls back right after, which releases every LWLock; and
+ * readers of live windows must not wait for the network: the worker lets
+ * go of its locks here.
  */
 typedef void (*wa_logical_txn_end_fn) (void *arg);
 
@@ -112,6 +112,7 @@ typedef struct WaLogicalSource
 	XLogRecPtr	target_lsn;		/* read up to here to be caught up */
 	bool		in_txn;
 	bool		skip_txn;		/* applied before a restart */
+	int64		keepalives;		/* from a remote sender, so far */
 	XLogRecPtr	txn_commit_lsn;
 
 	/* this epoch */

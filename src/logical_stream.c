@@ -204,10 +204,15 @@ handle_relation(WaLogicalSource *src, StringInfo msg)
 	rel = logicalrep_read_rel(msg);
 	MemoryContextSwitchTo(old);
 
-	src->stream_is_ours = strcmp(rel->nspname, src->remote_nspname) == 0 &&
-		strcmp(rel->relname, src->remote_relname) == 0;
-	if (!src->stream_is_ours)
+	/* other tables of the publication are described too: skip them */
+	if (strcmp(rel->nspname, src->remote_nspname) != 0 ||
+		strcmp(rel->relname, src->remote_relname) != 0)
+	{
+		if (rel->remoteid == src->stream_relid)
+			src->stream_is_ours = false;	/* ours was renamed */
 		return;
+	}
+	src->stream_is_ours = true;
 	src->stream_relid = rel->remoteid;
 	old = MemoryContextSwitchTo(src->cxt);
 	if (src->stream_to_local != NULL)
@@ -317,6 +322,7 @@ handle_copy_data(WaLogicalSource *src, char *buf, int len)
 		(void) pq_getmsgint64(&s);	/* send time */
 		reply = pq_getmsgbyte(&s);
 		src->server_wal_end = Max(src->server_wal_end, end);
+		src->keepalives++;
 
 		/*
 		 * Between transactions, the sender has sent everything that
@@ -331,13 +337,19 @@ handle_copy_data(WaLogicalSource *src, char *buf, int len)
 
 /* ---------- an epoch's reading ---------- */
 
-/* Read whole transactions until the sender has nothing more, or about limit rows. */
+/*
+ * Read whole transactions, about limit rows at most.  Caught up (true)
+ * once, between transactions, the sender has answered a keepalive request
+ * made when nothing was left to read: it had then sent everything it had
+ * decoded.  What committed on its server and was not decoded yet cannot
+ * be known here.
+ */
 bool
 wa_stream_read(WaLogicalSource *src, int limit)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   CATCH_UP_WAIT_MS);
-	bool		asked = false;
+	int64		asked_at = -1;	/* keepalives seen when we asked */
 
 	for (;;)
 	{
@@ -357,16 +369,21 @@ wa_stream_read(WaLogicalSource *src, int limit)
 					 errmsg("the logical replication source ended the stream")));
 
 		/* nothing to read now */
-		if (!src->in_txn &&
-			(src->applied_lsn >= src->target_lsn ||
-			 GetCurrentTimestamp() >= deadline))
-			return src->applied_lsn >= src->target_lsn;
-		if (!src->in_txn && !asked)
+		if (!src->in_txn)
 		{
-			/* ask where the sender is: its reply moves applied_lsn on */
-			wa_stream_send_feedback(src, true);
-			asked = true;
+			if (asked_at >= 0 && src->keepalives > asked_at)
+				return true;
+			if (GetCurrentTimestamp() >= deadline)
+				return false;
+			if (asked_at < 0)
+			{
+				/* ask where the sender is: its reply moves applied_lsn on */
+				wa_stream_send_feedback(src, true);
+				asked_at = src->keepalives;
+			}
 		}
+		/* readers of the live windows must not wait for the network */
+		src->txn_end_fn(src->fn_arg);
 		(void) WaitLatchOrSocket(MyLatch,
 								 WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT |
 								 WL_EXIT_ON_PM_DEATH,

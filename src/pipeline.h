@@ -175,6 +175,7 @@ typedef struct WaPipelineDef
 	char	   *remote_schema;	/* with a connection: the table there */
 	char	   *remote_table;
 	bool		dead_letter_changes;	/* updates, deletes to dead letters */
+	char	   *slot_name;		/* its replication slot */
 } WaPipelineDef;
 
 /* Read a pipeline's row (inside a transaction, SPI connected); NULL if gone. */
@@ -230,8 +231,7 @@ typedef enum WaRequest
 extern void wa_request_at_commit(WaPipelineSlot *slot, WaRequest request);
 /* Stop the pipeline's worker now and keep it away until the transaction ends. */
 extern void wa_hold_worker(WaPipelineSlot *slot, const char *name);
-extern void wa_request_slot_at_commit(const char *conninfo,
-									  const char *slot_name, bool create);
+extern void wa_request_slot_at_commit(const char *slot_name, bool create);
 extern void wa_requests_install_callbacks(void);
 
 /* ---------- launcher and workers (launcher.c, worker.c) ---------- */

@@ -301,9 +301,9 @@ create_stand_in(const char *connection, const char *publication,
 				char **remote_schema, char **remote_table)
 {
 	RangeVar   *written = wa_agg_query_source_name(query);
-	WalReceiverConn *conn = wa_logical_connect(connection, "windowagg");
+	WalReceiverConn *conn;
 	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
-	WalRcvExecResult *res;
+	WalRcvExecResult *volatile res = NULL;
 	TupleTableSlot *slot;
 	StringInfoData sql;
 	List	   *qualified = stringToQualifiedNameList(stand_in_name);
@@ -314,8 +314,11 @@ create_stand_in(const char *connection, const char *publication,
 		quote_qualified_identifier(written->schemaname ? written->schemaname : "public",
 								   written->relname);
 
-	res = wa_logical_exec(conn,
-						  psprintf("SELECT n.nspname, c.relname, a.attname, "
+	conn = wa_logical_connect(connection, "windowagg");
+	PG_TRY();
+	{
+		res = wa_logical_exec(conn,
+							  psprintf("SELECT n.nspname, c.relname, a.attname, "
 								   "pg_catalog.format_type(a.atttypid, a.atttypmod), "
 								   "EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables t "
 								   "WHERE t.pubname = %s AND t.schemaname = n.nspname "
@@ -327,7 +330,13 @@ create_stand_in(const char *connection, const char *publication,
 								   "WHERE c.oid = %s::pg_catalog.regclass ORDER BY a.attnum",
 								   quote_literal_cstr(publication),
 								   quote_literal_cstr(remote_name)),
-						  5, types);
+							  5, types);
+	}
+	PG_FINALLY();
+	{
+		walrcv_disconnect(conn);
+	}
+	PG_END_TRY();
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (",
 					 quote_qualified_identifier(stand_in->schemaname ?
@@ -352,7 +361,6 @@ create_stand_in(const char *connection, const char *publication,
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	walrcv_clear_result(res);
-	walrcv_disconnect(conn);
 	if (ncols == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -383,11 +391,12 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
-	Datum		values[19];
-	Oid			types[19] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
+	Datum		values[20];
+	Oid			types[20] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
 		INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID,
-	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID};
-	char		nulls[19];
+	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	char		nulls[20];
+	char	   *slot_name;
 	char	   *source_kind;
 	char	   *publication;
 	char	   *connection;
@@ -494,6 +503,18 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 					 errmsg("pipeline \"%s\" already exists", name)));
 	}
 
+	/*
+	 * A local source's slot, before anything is written (see
+	 * logical_link.c); kept if this transaction commits.  A remote
+	 * source's worker creates its own.
+	 */
+	slot_name = logical ? wa_logical_new_slot_name(connection != NULL) : NULL;
+	if (logical && connection == NULL)
+	{
+		(void) wa_logical_create_local_slot(slot_name, true);
+		wa_request_slot_at_commit(slot_name, true);
+	}
+
 	/* the tables, as the caller: CREATE on the schema is checked */
 	resolve_result_names(result_table, &names);
 	create_result_tables(name, q, &names, logical);
@@ -525,7 +546,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[16] = connection != NULL ? CStringGetTextDatum(connection) : (Datum) 0;
 	values[17] = remote_schema != NULL ? CStringGetTextDatum(remote_schema) : (Datum) 0;
 	values[18] = remote_table != NULL ? CStringGetTextDatum(remote_table) : (Datum) 0;
-	for (int i = 16; i < 19; i++)
+	values[19] = slot_name != NULL ? CStringGetTextDatum(slot_name) : (Datum) 0;
+	for (int i = 16; i < 20; i++)
 		nulls[i] = values[i] == (Datum) 0 ? 'n' : ' ';
 	PG_TRY();
 	{
@@ -534,12 +556,12 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 								 "bound, lateness, idle_timeout, source, result_table, "
 								 "dead_letter_table, live_view, enabled, search_path, "
 								 "source_kind, publication, dead_letter_changes, connection, "
-								 "remote_schema, remote_table) "
+								 "remote_schema, remote_table, slot_name) "
 								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regclass, "
-								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13, $14, $15, $16, $17, $18, $19) "
+								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20) "
 								 "RETURNING id",
 								 names.schema, names.dead_letters, names.schema, names.live),
-						19, types, values, nulls);
+						20, types, values, nulls);
 	}
 	PG_CATCH();
 	{
@@ -559,9 +581,6 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	types[0] = INT4OID;
 	wa_catalog_exec("INSERT INTO windowagg.pipeline_progress (pipeline) VALUES ($1)",
 					1, types, values, NULL);
-	/* at commit, before the worker is started: see logical_link.c */
-	if (logical)
-		wa_request_slot_at_commit(connection, wa_logical_slot_name(id), true);
 	SPI_finish();
 
 	/* the insert's trigger (wa_pipeline_inserted) claimed the slot */
@@ -645,9 +664,11 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
-	if (def->logical)
-		wa_request_slot_at_commit(def->connection, wa_logical_slot_name(def->id),
-								  false);
+	/* the slot goes once the worker is gone (wa_hold_worker, above) */
+	if (def->logical && def->connection != NULL)
+		wa_logical_drop_remote_slot(def->connection, def->slot_name);
+	else if (def->logical)
+		wa_request_slot_at_commit(def->slot_name, false);
 	PG_RETURN_VOID();
 }
 

@@ -26,8 +26,7 @@
 typedef struct PendingRequest
 {
 	WaPipelineSlot *slot;		/* NULL for a replication slot's request */
-	char	   *conninfo;		/* a replication slot's server */
-	char	   *slot_name;
+	char	   *slot_name;		/* a replication slot's request */
 	uint32		generation;		/* the slot's, when the request was made */
 	WaRequest	request;
 	SubTransactionId subid;
@@ -51,18 +50,17 @@ wa_request_at_commit(WaPipelineSlot *slot, WaRequest request)
 }
 
 /*
- * Create or drop a logical pipeline's replication slot at commit.  Slots
- * are created before the commit's other requests start workers, and
- * dropped after they told workers to let go (see logical_link.c).
+ * A local pipeline's replication slot: the one create_pipeline made is kept
+ * at commit (before the commit's other requests start its worker) and goes
+ * at abort; a dropped pipeline's goes at commit, after the other requests
+ * (see logical_link.c).
  */
 void
-wa_request_slot_at_commit(const char *conninfo, const char *slot_name,
-						  bool create)
+wa_request_slot_at_commit(const char *slot_name, bool create)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 	PendingRequest *r = palloc0(sizeof(PendingRequest));
 
-	r->conninfo = conninfo != NULL ? pstrdup(conninfo) : NULL;
 	r->slot_name = pstrdup(slot_name);
 	r->request = create ? WA_REQUEST_CREATE_SLOT : WA_REQUEST_DROP_SLOT;
 	r->subid = GetCurrentSubTransactionId();
@@ -109,6 +107,8 @@ apply_request(PendingRequest *r)
 static void
 forget_request(PendingRequest *r)
 {
+	if (r->request == WA_REQUEST_CREATE_SLOT)
+		wa_logical_finish_slot(r->slot_name, false);
 	if (r->slot == NULL || r->slot->generation != r->generation)
 		return;
 	if (r->request == WA_REQUEST_CREATE)
@@ -174,7 +174,7 @@ requests_xact_callback(XactEvent event, void *arg)
 				PendingRequest *r = lfirst(lc);
 
 				if (r->request == WA_REQUEST_CREATE_SLOT)
-					wa_logical_slot_at_commit(r->conninfo, r->slot_name, true);
+					wa_logical_finish_slot(r->slot_name, true);
 			}
 			foreach(lc, pending)
 			{
@@ -188,7 +188,7 @@ requests_xact_callback(XactEvent event, void *arg)
 				PendingRequest *r = lfirst(lc);
 
 				if (r->request == WA_REQUEST_DROP_SLOT)
-					wa_logical_slot_at_commit(r->conninfo, r->slot_name, false);
+					wa_logical_drop_slot_at_commit(r->slot_name);
 			}
 			pending = NIL;
 			break;

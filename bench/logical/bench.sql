@@ -6,12 +6,13 @@ CREATE EXTENSION windowagg;
 CREATE TABLE readings (device int NOT NULL, read_at timestamptz NOT NULL, temp float8);
 -- two identical pipelines, so that the pipeline is measured twice on each
 -- stream too (one after the other), as the raw reader is
-SELECT windowagg.create_pipeline(name,
-    $$SELECT device, min(temp) AS min_temp, max(temp) AS max_temp, avg(temp) AS avg_temp,
-             count(*) AS n FROM readings GROUP BY device$$,
-    'read_at', ARRAY[windowagg.tumbling('1 min'), windowagg.hopping('60 min', '1 min')],
-    bound => '5 s', lateness => '1 min', source => 'logical')
-FROM (VALUES ('temps'), ('temps2')) p(name);
+\set query '$$SELECT device, min(temp) AS min_temp, max(temp) AS max_temp, avg(temp) AS avg_temp, count(*) AS n FROM readings GROUP BY device$$'
+SELECT windowagg.create_pipeline('temps', :query, 'read_at',
+    ARRAY[windowagg.tumbling('1 min'), windowagg.hopping('60 min', '1 min')],
+    bound => '5 s', lateness => '1 min', source => 'logical');
+SELECT windowagg.create_pipeline('temps2', :query, 'read_at',
+    ARRAY[windowagg.tumbling('1 min'), windowagg.hopping('60 min', '1 min')],
+    bound => '5 s', lateness => '1 min', source => 'logical');
 -- the raw reader's publication (the pipeline's slot needs none)
 CREATE PUBLICATION bench_pub FOR TABLE readings;
 SELECT windowagg.wait('temps') AND windowagg.wait('temps2') AS started \gset

@@ -61,6 +61,10 @@ $sink->safe_psql('postgres', qq{
 	    connection => \$\$${connstr}\$\$, publication => 'events_pub');
 	SELECT windowagg.create_pipeline('local_src', '$query', 't', $windows,
 	    bound => 20, lateness => 60, source => 'logical');});
+# the remote pipeline's worker makes its slot when it first starts: the
+# stream is consumed from then on
+is($sink->safe_psql('postgres', "SELECT windowagg.wait('remote_src')"),
+	't', 'the remote pipeline is running');
 is( $source->safe_psql('postgres',
 		"SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'windowagg_%'"),
 	1, 'the remote pipeline has its slot on the source server');
