@@ -44,7 +44,11 @@
 
 /* ---------- changes, from the output plugin ---------- */
 
-/* Is a decoded relation the source (or one of its partitions)? */
+/*
+ * Is a decoded relation the source (or one of its partitions)?  Forgotten
+ * on any relcache invalidation, which decoding also sends when it replays a
+ * transaction that changed the catalog (an ATTACH or DETACH PARTITION, say).
+ */
 typedef struct RelationMatch
 {
 	Oid			relid;			/* hash key */
@@ -53,6 +57,15 @@ typedef struct RelationMatch
 								 * same columns */
 } RelationMatch;
 
+static WaLogicalSource *invalidated_source = NULL;
+
+static void
+relations_invalidated(Datum arg, Oid relid)
+{
+	if (invalidated_source != NULL)
+		invalidated_source->relations_stale = true;
+}
+
 static RelationMatch *
 match_relation(WaLogicalSource *src, Relation relation)
 {
@@ -60,13 +73,19 @@ match_relation(WaLogicalSource *src, Relation relation)
 	RelationMatch *m;
 	bool		found;
 
+	if (src->relations_stale)
+	{
+		MemoryContextReset(src->relations_cxt);
+		src->relations = NULL;
+		src->relations_stale = false;
+	}
 	if (src->relations == NULL)
 	{
 		HASHCTL		ctl;
 
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(RelationMatch);
-		ctl.hcxt = src->cxt;
+		ctl.hcxt = src->relations_cxt;
 		src->relations = hash_create("windowagg decoded relations", 16, &ctl,
 									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
@@ -83,7 +102,7 @@ match_relation(WaLogicalSource *src, Relation relation)
 		m->ours = list_member_oid(ancestors, src->local_relid);
 		if (m->ours)
 		{
-			MemoryContext old = MemoryContextSwitchTo(src->cxt);
+			MemoryContext old = MemoryContextSwitchTo(src->relations_cxt);
 
 			m->map = build_attrmap_by_name_if_req(RelationGetDescr(relation),
 												  src->base_slot->tts_tupleDescriptor);
@@ -184,6 +203,15 @@ wa_logical_decoded_commit(WaLogicalSource *src, XLogRecPtr end_lsn)
 void
 wa_decode_start(WaLogicalSource *src, XLogRecPtr applied)
 {
+	if (src->relations_cxt == NULL)
+		src->relations_cxt = AllocSetContextCreate(src->cxt, "windowagg decoded relations",
+												   ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(src->relations_cxt);
+	src->relations = NULL;
+	src->relations_stale = false;
+	if (invalidated_source == NULL)
+		CacheRegisterRelcacheCallback(relations_invalidated, (Datum) 0);
+	invalidated_source = src;
 	CheckLogicalDecodingRequirements();
 	wa_allow_own_output_plugin();	/* CreateDecodingContext loads it */
 	ReplicationSlotAcquire(src->slot_name, true);

@@ -82,6 +82,8 @@ typedef struct WaLogicalSource
 	char	   *slot_name;
 	Oid			local_relid;	/* the source, or a remote one's stand-in */
 	HTAB	   *relations;		/* local: decoded relation -> RelationMatch */
+	MemoryContext relations_cxt;	/* holds them */
+	bool		relations_stale;	/* a relcache invalidation came */
 	/* a remote source: its publication, and the table's name there */
 	List	   *publications;	/* of String */
 	char	   *remote_nspname;
