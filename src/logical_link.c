@@ -327,7 +327,11 @@ wa_logical_drop_slot_at_commit(const char *slot)
 	run_at_end_of_transaction(drop_idle_slot, slot, "drop");
 }
 
-/* A remote source's slot goes with drop_pipeline, as a subscription's does. */
+/*
+ * A remote source's slot goes with drop_pipeline, as a subscription's does
+ * (and with a worker whose pipeline is gone).  WAIT: the sender its worker
+ * streamed from may still be leaving.
+ */
 void
 wa_logical_drop_remote_slot(const char *conninfo, const char *slot)
 {

@@ -246,12 +246,7 @@ wa_logical_drop(WaLogicalSource *src)
 		if (src->conninfo == NULL)
 			wa_logical_drop_local_slot(src->slot_name);
 		else
-		{
-			src->conn = wa_logical_connect(src->conninfo, "windowagg");
-			/* WAIT: the sender this worker streamed from may still be leaving */
-			(void) wa_logical_drop_slot(src->conn, src->slot_name, true);
-			wa_logical_close(src);
-		}
+			wa_logical_drop_remote_slot(src->conninfo, src->slot_name);
 	}
 	PG_CATCH();
 	{

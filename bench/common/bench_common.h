@@ -51,10 +51,19 @@ now_sec(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-/*
- * Ingest every event (integer key, the value as both int and float),
- * emitting late panes every late_every events, then flush.
- */
+/* An event's integer key, and its value as both int and float. */
+static inline void
+bench_event_input(const bench_event *e, wa_key *key, wa_value *v)
+{
+	key->ival = e->key;
+	key->bytes = NULL;
+	key->len = 0;
+	v->isnull = false;
+	v->i = e->val;
+	v->f = (double) e->val;
+}
+
+/* Ingest every event, emitting late panes every late_every events, then flush. */
 static inline void
 bench_feed(wa_engine *eng, const bench_event *ev, size_t n, size_t late_every)
 {
@@ -63,12 +72,7 @@ bench_feed(wa_engine *eng, const bench_event *ev, size_t n, size_t late_every)
 		wa_key		key;
 		wa_value	v;
 
-		key.ival = ev[i].key;
-		key.bytes = NULL;
-		key.len = 0;
-		v.isnull = false;
-		v.i = ev[i].val;
-		v.f = (double) ev[i].val;
+		bench_event_input(&ev[i], &key, &v);
 		(void) wa_engine_ingest(eng, &key, ev[i].ts, &v);
 		if ((i + 1) % late_every == 0)
 			wa_engine_emit_late(eng);

@@ -376,12 +376,7 @@ run_naive(const wa_config *cfg, const bench_event *ev, size_t n,
 		wa_key		key;
 		wa_value	v;
 
-		key.ival = ev[i].key;
-		key.bytes = NULL;
-		key.len = 0;
-		v.isnull = false;
-		v.i = ev[i].val;
-		v.f = (double) ev[i].val;
+		bench_event_input(&ev[i], &key, &v);
 		(void) naive_ingest(ne, &key, ev[i].ts, &v);
 		if ((i + 1) % LATE_EVERY == 0)
 			naive_emit_late(ne);
