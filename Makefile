@@ -16,7 +16,8 @@ ENGINE_SRCS = $(wildcard src/engine/*.c)
 PG_SRCS     = $(filter-out $(ENGINE_SRCS),$(wildcard src/*.c))
 OBJS        = $(PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
-DATA        = sql/$(EXTENSION)--$(EXTVERSION).sql
+# the install script of every version, and the upgrade scripts between them
+DATA        = $(wildcard sql/$(EXTENSION)--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 

@@ -21,6 +21,17 @@ perl -MJSON::PP -e '
     die "PostgreSQL prereq $pg is below 15\n" unless $pg =~ /^(\d+)/ && $1 >= 15;
 ' "$control_version"
 
+# an install script for the current version, and a chain of upgrade
+# scripts to it from 0.1.0, the first released version
+[ -f "sql/windowagg--$control_version.sql" ] || {
+    echo "missing sql/windowagg--$control_version.sql" >&2; exit 1; }
+version=0.1.0
+while [ "$version" != "$control_version" ]; do
+    next=$(ls sql/windowagg--"$version"--*.sql 2>/dev/null | sed -n 's/.*--.*--\(.*\)\.sql$/\1/p' | head -1)
+    [ -n "$next" ] || { echo "no upgrade script from $version towards $control_version" >&2; exit 1; }
+    version=$next
+done
+
 for path in src src/engine sql expected test bench windowagg.control Makefile \
             META.json README.md .ci/run; do
     [ -e "$path" ] || { echo "missing $path" >&2; exit 1; }

@@ -1,0 +1,107 @@
+-- Installing windowagg, and upgrading it: ALTER EXTENSION UPDATE from
+-- 0.1.0 must give exactly the objects a fresh install of the current
+-- version gives (functions with their privileges, settings and bodies,
+-- tables with their columns, policies and grants, views, triggers), and
+-- the install script must refuse a schema an untrusted role prepared.
+\set regress_db :DBNAME
+CREATE DATABASE wa_upgrade;
+\c wa_upgrade
+SET client_min_messages = warning;
+
+-- Every object of the extension, described by name (not by OID, so that
+-- two installs compare equal).
+CREATE FUNCTION describe_windowagg() RETURNS TABLE (object text, detail text)
+LANGUAGE sql AS $$
+    WITH members AS (
+        SELECT d.classid, d.objid FROM pg_depend d
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'windowagg'
+        WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e')
+    SELECT 'function ' || p.oid::regprocedure::text,
+           concat_ws(' | ', p.prokind, p.provolatile, p.proparallel, p.proisstrict,
+                     p.prosecdef, p.proconfig::text, p.prorettype::regtype::text,
+                     p.proacl::text, obj_description(p.oid, 'pg_proc'),
+                     CASE WHEN p.prokind <> 'a' THEN md5(pg_get_functiondef(p.oid)) END)
+    FROM members m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+    UNION ALL
+    SELECT 'aggregate ' || a.aggfnoid::regprocedure::text,
+           concat_ws(' | ', a.aggtransfn::regprocedure, a.aggfinalfn::regproc, a.aggfinalextra,
+                     a.aggfinalmodify, a.aggmtransfn::regproc, a.aggminvtransfn::regproc,
+                     a.aggmfinalfn::regproc, a.aggtranstype::regtype, a.aggmtranstype::regtype)
+    FROM members m JOIN pg_aggregate a ON m.classid = 'pg_proc'::regclass AND a.aggfnoid = m.objid
+    UNION ALL
+    SELECT 'relation ' || c.oid::regclass::text,
+           concat_ws(' | ', c.relkind, c.relacl::text, c.relrowsecurity, c.relforcerowsecurity,
+                     c.reloptions::text, obj_description(c.oid, 'pg_class'),
+                     CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
+    FROM members m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+    UNION ALL
+    SELECT 'column ' || c.oid::regclass::text || '.' || a.attname,
+           concat_ws(' | ', a.attnum, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                     a.attidentity, a.attstorage, a.attacl::text, pg_get_expr(ad.adbin, ad.adrelid))
+    FROM members m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    UNION ALL
+    SELECT 'constraint ' || co.conrelid::regclass::text || '.' || co.conname, pg_get_constraintdef(co.oid)
+    FROM members m JOIN pg_constraint co ON m.classid = 'pg_class'::regclass AND co.conrelid = m.objid
+    UNION ALL
+    SELECT 'index ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
+    FROM members m JOIN pg_index i ON m.classid = 'pg_class'::regclass AND i.indrelid = m.objid
+    UNION ALL
+    SELECT 'trigger ' || t.tgrelid::regclass::text || '.' || t.tgname, pg_get_triggerdef(t.oid)
+    FROM members m JOIN pg_trigger t ON m.classid = 'pg_class'::regclass AND t.tgrelid = m.objid
+    WHERE NOT t.tgisinternal
+    UNION ALL
+    SELECT 'policy ' || po.polrelid::regclass::text || '.' || po.polname,
+           concat_ws(' | ', po.polcmd, po.polpermissive, po.polroles::regrole[]::text,
+                     pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid))
+    FROM members m JOIN pg_policy po ON m.classid = 'pg_class'::regclass AND po.polrelid = m.objid
+    UNION ALL
+    SELECT 'type ' || t.oid::regtype::text, concat_ws(' | ', t.typtype, t.typacl::text,
+                                                     obj_description(t.oid, 'pg_type'))
+    FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+    UNION ALL
+    SELECT 'event trigger ' || et.evtname, concat_ws(' | ', et.evtevent, et.evtfoid::regproc, et.evtenabled)
+    FROM members m JOIN pg_event_trigger et ON m.classid = 'pg_event_trigger'::regclass AND et.oid = m.objid
+    UNION ALL
+    SELECT 'schema ' || n.nspname, n.nspacl::text
+    FROM pg_namespace n WHERE n.nspname = 'windowagg'
+    UNION ALL
+    SELECT 'extension configuration', e.extconfig::regclass[]::text || ' ' || e.extcondition::text
+    FROM pg_extension e WHERE e.extname = 'windowagg'
+$$;
+
+CREATE EXTENSION windowagg VERSION '0.1.0';
+ALTER EXTENSION windowagg UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'windowagg')
+    AS updated_to_the_default
+FROM pg_extension WHERE extname = 'windowagg';
+CREATE TABLE upgraded AS SELECT * FROM describe_windowagg();
+DROP EXTENSION windowagg;
+CREATE EXTENSION windowagg;
+SELECT count(*) > 50 AS described FROM upgraded;
+-- what the upgrade made differently from a fresh install: nothing
+(TABLE upgraded EXCEPT SELECT * FROM describe_windowagg())
+UNION ALL
+(SELECT * FROM describe_windowagg() EXCEPT TABLE upgraded)
+ORDER BY 1, 2;
+-- (a control: a change the upgrade script forgot shows up here)
+COMMENT ON FUNCTION windowagg.pause(text) IS 'changed by hand';
+SELECT object FROM (SELECT * FROM describe_windowagg() EXCEPT TABLE upgraded) d;
+\c :regress_db
+DROP DATABASE wa_upgrade;
+
+-- A schema named windowagg that another role created before the
+-- extension would let that role replace windowagg's functions: refused.
+CREATE DATABASE wa_hostile;
+CREATE ROLE wa_squatter;
+GRANT CREATE ON DATABASE wa_hostile TO wa_squatter;
+\c wa_hostile
+SET client_min_messages = warning;
+SET ROLE wa_squatter;
+CREATE SCHEMA windowagg;
+RESET ROLE;
+CREATE EXTENSION windowagg;
+\c :regress_db
+DROP DATABASE wa_hostile;
+DROP ROLE wa_squatter;
