@@ -326,6 +326,23 @@ COMMENT ON AGGREGATE windowagg.stddev_pop(float8) IS
     'stddev_pop of float8 values; slides in O(1) per row in window frames';
 COMMENT ON AGGREGATE windowagg.stddev_pop(float4) IS
     'stddev_pop of float4 values; slides in O(1) per row in window frames';
+-- The support functions take internal states and are the aggregates'
+-- alone to call (an aggregate checks that its owner may call them).
+REVOKE ALL ON FUNCTION
+    windowagg._min_sfunc(internal, anyelement), windowagg._max_sfunc(internal, anyelement),
+    windowagg._minmax_final(internal, anyelement),
+    windowagg._min_msfunc(internal, anyelement), windowagg._max_msfunc(internal, anyelement),
+    windowagg._minmax_minvfunc(internal, anyelement), windowagg._minmax_mfinal(internal, anyelement),
+    windowagg._fsum_sfunc(internal, float8), windowagg._fsum_sfunc(internal, float4),
+    windowagg._fsum_msfunc(internal, float8), windowagg._fsum_msfunc(internal, float4),
+    windowagg._fvar_sfunc(internal, float8), windowagg._fvar_sfunc(internal, float4),
+    windowagg._fvar_msfunc(internal, float8), windowagg._fvar_msfunc(internal, float4),
+    windowagg._moving_minvfunc(internal, float8), windowagg._moving_minvfunc(internal, float4),
+    windowagg._float8_sum_final(internal), windowagg._float4_sum_final(internal),
+    windowagg._float_avg_final(internal), windowagg._var_samp_final(internal),
+    windowagg._var_pop_final(internal), windowagg._stddev_samp_final(internal),
+    windowagg._stddev_pop_final(internal)
+FROM PUBLIC;
 
 --
 -- The window coverage plan of a window set (which windows are computed
@@ -434,6 +451,16 @@ GRANT SELECT (id, name, owner, query, search_path, event_time, arrival_column,
               publication, remote_schema, remote_table, dead_letter_changes,
               slot_name)
     ON windowagg.pipelines TO PUBLIC;
+-- Everyone sees the catalog rows of the pipelines whose owner role they
+-- are a member of (superusers every row); windowagg itself reads and
+-- writes them as the tables' owner.  stat_pipelines shows others' status.
+ALTER TABLE windowagg.pipelines ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON windowagg.pipelines FOR SELECT
+    USING (pg_catalog.pg_has_role(owner::pg_catalog.oid, 'USAGE'));
+ALTER TABLE windowagg.pipeline_progress ENABLE ROW LEVEL SECURITY;
+CREATE POLICY owner_reads ON windowagg.pipeline_progress FOR SELECT
+    USING (EXISTS (SELECT FROM windowagg.pipelines p
+                   WHERE p.id OPERATOR(pg_catalog.=) pipeline));
 
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipelines', '');
 SELECT pg_catalog.pg_extension_config_dump('windowagg.pipeline_progress', '');
@@ -444,6 +471,8 @@ SELECT pg_catalog.pg_extension_config_dump('windowagg.checkpoints', '');
 CREATE FUNCTION windowagg._pipeline_inserted() RETURNS trigger
 AS 'MODULE_PATHNAME', 'wa_pipeline_inserted'
 LANGUAGE C;
+-- for this table's trigger only (the function checks that it is)
+REVOKE ALL ON FUNCTION windowagg._pipeline_inserted() FROM PUBLIC;
 CREATE TRIGGER start_pipeline AFTER INSERT ON windowagg.pipelines
     FOR EACH ROW EXECUTE FUNCTION windowagg._pipeline_inserted();
 
@@ -524,31 +553,61 @@ RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.to_timestamp((ticks / 1000000 + 946684800)::float8);
 
-CREATE VIEW windowagg.stat_pipelines AS
+-- What each reader may see: members of a pipeline's owner role and of
+-- pg_monitor its status and counters (the last error only the former,
+-- through _pipeline_status), whoever may read its results its status;
+-- other pipelines do not appear.  A security barrier, so that no function
+-- of the reader's sees the rows the view hides.
+CREATE VIEW windowagg.stat_pipelines WITH (security_barrier) AS
 SELECT p.name,
        CASE WHEN NOT p.enabled THEN 'paused' ELSE COALESCE(s.status, 'starting') END AS status,
        s.worker_pid, s.events_in, s.events_partial, s.dead_letters,
        s.panes_on_time, s.panes_late, s.epochs,
-       CASE WHEN (p.windows[1]).time_domain = 'interval'
+       CASE WHEN (p.windows[1]).time_domain OPERATOR(pg_catalog.=) 'interval'
             THEN windowagg._ticks_to_timestamptz(s.watermark) END AS watermark,
        s.watermark AS watermark_ticks,
-       CASE WHEN pg_catalog.has_sequence_privilege(q.seq, 'SELECT')
-            THEN pg_catalog.pg_sequence_last_value(q.seq) - g.arrival_hwm END AS lag_rows,
-       CASE WHEN (p.windows[1]).time_domain = 'interval'
-            THEN pg_catalog.now() - windowagg._ticks_to_timestamptz(s.max_event_time)
+       CASE WHEN a.counters AND pg_catalog.has_sequence_privilege(q.seq, 'SELECT')
+            THEN pg_catalog.pg_sequence_last_value(q.seq) OPERATOR(pg_catalog.-) g.arrival_hwm
+       END AS lag_rows,
+       CASE WHEN (p.windows[1]).time_domain OPERATOR(pg_catalog.=) 'interval'
+            THEN pg_catalog.now() OPERATOR(pg_catalog.-) windowagg._ticks_to_timestamptz(s.max_event_time)
        END AS lag_event_time,
        s.state_bytes, s.last_epoch_at, s.last_error,
-       p.source_kind AS source, g.source_updates, g.source_deletes,
-       CASE WHEN p.source_kind = 'logical' AND p.connection IS NULL
-            THEN (SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), r.restart_lsn)::bigint
+       CASE WHEN a.counters THEN p.source_kind END AS source,
+       CASE WHEN a.counters THEN g.source_updates END AS source_updates,
+       CASE WHEN a.counters THEN g.source_deletes END AS source_deletes,
+       CASE WHEN NOT a.counters OR p.source_kind OPERATOR(pg_catalog.<>) 'logical' THEN NULL
+            WHEN p.connection IS NULL
+            THEN (SELECT pg_catalog.pg_wal_lsn_diff(
+                             CASE WHEN pg_catalog.pg_is_in_recovery()
+                                  THEN pg_catalog.pg_last_wal_replay_lsn()
+                                  ELSE pg_catalog.pg_current_wal_lsn() END,
+                             r.restart_lsn)::pg_catalog.int8
                   FROM pg_catalog.pg_replication_slots r
-                  WHERE r.slot_name = p.slot_name)
-            WHEN p.source_kind = 'logical' THEN s.retained_wal_bytes
+                  WHERE r.slot_name OPERATOR(pg_catalog.=) p.slot_name)
+            ELSE s.retained_wal_bytes
        END AS retained_wal_bytes
 FROM windowagg.pipelines p
-JOIN windowagg.pipeline_progress g ON g.pipeline = p.id
-CROSS JOIN LATERAL (SELECT pg_catalog.pg_get_serial_sequence(p.source::text, p.arrival_column)::regclass) q(seq)
-LEFT JOIN windowagg._pipeline_status() s ON s.pipeline = p.id;
+JOIN windowagg.pipeline_progress g ON g.pipeline OPERATOR(pg_catalog.=) p.id
+CROSS JOIN LATERAL (
+    SELECT pg_catalog.pg_has_role(p.owner::pg_catalog.oid, 'USAGE')
+           OR pg_catalog.pg_has_role('pg_monitor', 'USAGE')) a(counters)
+-- the arrival column's sequence, found by dependency (no names to resolve)
+LEFT JOIN LATERAL (
+    SELECT d.objid
+    FROM pg_catalog.pg_depend d
+    JOIN pg_catalog.pg_attribute att
+      ON att.attrelid OPERATOR(pg_catalog.=) d.refobjid
+     AND att.attnum OPERATOR(pg_catalog.=) d.refobjsubid
+    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+      AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+      AND d.refobjid OPERATOR(pg_catalog.=) p.source::pg_catalog.oid
+      AND att.attname OPERATOR(pg_catalog.=) p.arrival_column::pg_catalog.name
+      AND (d.deptype OPERATOR(pg_catalog.=) 'a' OR d.deptype OPERATOR(pg_catalog.=) 'i')
+    LIMIT 1) q(seq) ON true
+LEFT JOIN windowagg._pipeline_status() s ON s.pipeline OPERATOR(pg_catalog.=) p.id
+WHERE a.counters
+   OR pg_catalog.has_table_privilege(p.result_table::pg_catalog.oid, 'SELECT');
 COMMENT ON VIEW windowagg.stat_pipelines IS
     'one row per pipeline of this database: status, worker, counters, watermark, lag, state memory, last error';
 GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
@@ -558,26 +617,31 @@ GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
 -- source, result or dead-letter table fails and says to drop the pipeline
 -- first (windowagg.drop_pipeline(name, drop_tables => true) drops them all).
 --
+-- SECURITY DEFINER: whoever drops a table must not need to read the
+-- catalog (which shows each role its own pipelines only).
 CREATE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
-LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r record;
 BEGIN
     FOR r IN
         SELECT p.name, d.object_identity,
-               CASE d.objid WHEN p.source::oid THEN 'reads'
+               CASE d.objid WHEN p.source::pg_catalog.oid THEN 'reads'
                             ELSE 'writes' END AS verb
-        FROM pg_event_trigger_dropped_objects() d
+        FROM pg_catalog.pg_event_trigger_dropped_objects() d
         JOIN windowagg.pipelines p
-          ON d.objid IN (p.source, p.result_table, p.dead_letter_table)
-        WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0
+          ON d.objid IN (p.source::pg_catalog.oid, p.result_table::pg_catalog.oid,
+                         p.dead_letter_table::pg_catalog.oid)
+        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+          AND d.objsubid OPERATOR(pg_catalog.=) 0
     LOOP
         RAISE EXCEPTION 'cannot drop table % because pipeline "%" % it',
                         r.object_identity, r.name, r.verb
             USING ERRCODE = 'dependent_objects_still_exist',
-                  HINT = format('Drop the pipeline first: SELECT windowagg.drop_pipeline(%L);', r.name);
+                  HINT = pg_catalog.format('Drop the pipeline first: SELECT windowagg.drop_pipeline(%L);', r.name);
     END LOOP;
 END
 $$;
+REVOKE ALL ON FUNCTION windowagg._refuse_drop() FROM PUBLIC;
 CREATE EVENT TRIGGER windowagg_refuse_drop ON sql_drop
     EXECUTE FUNCTION windowagg._refuse_drop();

@@ -31,6 +31,7 @@
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "common/cryptohash.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -622,6 +623,57 @@ wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
 		out[i].kind = q->aggs[i].kind;
 		out[i].input = Max(q->aggs[i].input, 0);
 	}
+}
+
+/* Feed a value's bytes to the digest. */
+#define SHAPE_ADD(ctx, value) \
+	(void) pg_cryptohash_update((ctx), (const uint8 *) &(value), sizeof(value))
+
+void
+wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
+				   int64 bound, int64 lateness, uint8 *shape)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	int32		len = (int32) strlen(q->row_query);
+
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0)
+		elog(ERROR, "could not compute the shape of a windowagg query");
+	SHAPE_ADD(ctx, len);
+	(void) pg_cryptohash_update(ctx, (const uint8 *) q->row_query, len);
+	SHAPE_ADD(ctx, q->event_time_type);
+	SHAPE_ADD(ctx, q->int_key);
+	SHAPE_ADD(ctx, q->n_keys);
+	for (int i = 0; i < q->n_keys; i++)
+	{
+		SHAPE_ADD(ctx, q->keys[i].typid);
+		SHAPE_ADD(ctx, q->keys[i].typmod);
+		SHAPE_ADD(ctx, q->keys[i].collation);
+		SHAPE_ADD(ctx, q->keys[i].typlen);
+		SHAPE_ADD(ctx, q->keys[i].typbyval);
+	}
+	SHAPE_ADD(ctx, q->n_inputs);
+	for (int i = 0; i < q->n_inputs; i++)
+		SHAPE_ADD(ctx, q->input_types[i]);
+	SHAPE_ADD(ctx, q->n_aggs);
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		SHAPE_ADD(ctx, q->aggs[i].kind);
+		SHAPE_ADD(ctx, q->aggs[i].input);
+		SHAPE_ADD(ctx, q->aggs[i].input_type);
+		SHAPE_ADD(ctx, q->aggs[i].result_type);
+	}
+	SHAPE_ADD(ctx, windows->n_windows);
+	for (int i = 0; i < windows->n_windows; i++)
+	{
+		SHAPE_ADD(ctx, windows->windows[i].size);
+		SHAPE_ADD(ctx, windows->windows[i].slide);
+		SHAPE_ADD(ctx, windows->windows[i].origin);
+	}
+	SHAPE_ADD(ctx, bound);
+	SHAPE_ADD(ctx, lateness);
+	if (pg_cryptohash_final(ctx, shape, WA_SHAPE_LEN) < 0)
+		elog(ERROR, "could not compute the shape of a windowagg query");
+	pg_cryptohash_free(ctx);
 }
 
 /* How many aggregate inputs row_query returns (count(*) reads none). */

@@ -2,14 +2,25 @@
  *
  * catalog.c
  *	  Read and write windowagg's catalog tables (windowagg.pipelines,
- *	  pipeline_progress, slices).
+ *	  pipeline_progress, checkpoints).
  *
- * The tables belong to the extension's owner.  Backends changing a
- * pipeline and workers checkpointing one write them through
- * wa_catalog_exec, which switches to the bootstrap superuser for the one
- * statement, the way PostgreSQL's own maintenance code switches user for
- * internal work; everything else a worker does (reading the source,
- * writing the result tables) runs as the pipeline's owner.
+ * The tables belong to the extension's owner, a superuser, and every
+ * statement on them runs as that owner: backends changing a pipeline,
+ * workers checkpointing one and the launcher finding them all go through
+ * the functions below.  Nothing that a caller or a pipeline owner controls
+ * may reach such a statement, so each runs in a catalog scope, as
+ * PostgreSQL's own maintenance commands run code as a table's owner:
+ *
+ *	- search_path is pinned to "pg_catalog, pg_temp" for the statement, so
+ *	  that no operator, function, type or cast in anybody's schema can be
+ *	  picked up (the statement texts qualify them besides);
+ *	- it is a security-restricted operation;
+ *	- a prepared statement is prepared in the same scope, so that its
+ *	  cached plan is re-planned under the pinned path, never under the
+ *	  path of whoever prepared it.
+ *
+ * Everything else a worker does (reading the source, writing the result
+ * tables) runs as the pipeline's owner (see worker.c).
  *
  * src/catalog.c
  *
@@ -17,44 +28,104 @@
  */
 #include "pipeline.h"
 
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "nodes/makefuncs.h"
+#include "utils/syscache.h"
 
-/* Run fn(arg) as the bootstrap superuser, restoring the user on error. */
-static int
-as_superuser(int (*fn) (void *arg), void *arg)
+/* The search_path every catalog statement runs under. */
+#define CATALOG_SEARCH_PATH "pg_catalog, pg_temp"
+
+/* ---------- the catalog scope ---------- */
+
+Oid
+wa_catalog_pipelines_relid(void)
+{
+	Oid			nspid = get_namespace_oid("windowagg", true);
+	Oid			relid = OidIsValid(nspid) ?
+		get_relname_relid("pipelines", nspid) : InvalidOid;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("windowagg's catalog table windowagg.pipelines does not exist"),
+				 errhint("Create the extension with CREATE EXTENSION windowagg.")));
+	return relid;
+}
+
+/* The role the catalog statements run as: the owner of the catalog. */
+static Oid
+catalog_owner(void)
+{
+	Oid			relid = wa_catalog_pipelines_relid();
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+typedef struct CatalogScope
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	volatile int ret = 0;
+	int			save_nestlevel;
+} CatalogScope;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		ret = fn(arg);
-	}
-	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec_context);
-	}
-	PG_END_TRY();
-	return ret;
+int
+wa_pin_search_path(void)
+{
+	int			nest_level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", CATALOG_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nest_level;
+}
+
+void
+wa_unpin_search_path(int nest_level)
+{
+	AtEOXact_GUC(false, nest_level);
+}
+
+static void
+catalog_scope_enter(CatalogScope *scope)
+{
+	Oid			owner = catalog_owner();
+
+	GetUserIdAndSecContext(&scope->save_userid, &scope->save_sec_context);
+	SetUserIdAndSecContext(owner, scope->save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	scope->save_nestlevel = wa_pin_search_path();
+}
+
+static void
+catalog_scope_leave(CatalogScope *scope)
+{
+	wa_unpin_search_path(scope->save_nestlevel);
+	SetUserIdAndSecContext(scope->save_userid, scope->save_sec_context);
 }
 
 typedef struct CatalogStatement
 {
 	const char *sql;
-	SPIPlanPtr	plan;
+	SPIPlanPtr	plan;			/* to run, or (prepare) the one made */
+	bool		prepare;
 	int			nargs;
 	Oid		   *argtypes;
 	Datum	   *values;
@@ -62,22 +133,50 @@ typedef struct CatalogStatement
 } CatalogStatement;
 
 static int
-run_statement(void *arg)
+run_statement(CatalogStatement *st)
 {
-	CatalogStatement *st = arg;
-
+	if (st->prepare)
+	{
+		st->plan = SPI_prepare(st->sql, st->nargs, st->argtypes);
+		if (st->plan == NULL)
+			elog(ERROR, "could not prepare windowagg catalog statement: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(st->plan) != 0)
+			elog(ERROR, "could not keep the plan of a windowagg catalog statement");
+		return 0;
+	}
 	if (st->plan != NULL)
 		return SPI_execute_plan(st->plan, st->values, st->nulls, false, 0);
 	return SPI_execute_with_args(st->sql, st->nargs, st->argtypes, st->values,
 								 st->nulls, false, 0);
 }
 
+/* Run (or prepare) one statement in the catalog scope. */
+static int
+in_catalog_scope(CatalogStatement *st)
+{
+	CatalogScope scope;
+	volatile int ret = 0;
+
+	catalog_scope_enter(&scope);
+	PG_TRY();
+	{
+		ret = run_statement(st);
+	}
+	PG_FINALLY();
+	{
+		catalog_scope_leave(&scope);
+	}
+	PG_END_TRY();
+	return ret;
+}
+
 int
 wa_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 				const char *nulls)
 {
-	CatalogStatement st = {sql, NULL, nargs, argtypes, values, nulls};
-	int			ret = as_superuser(run_statement, &st);
+	CatalogStatement st = {sql, NULL, false, nargs, argtypes, values, nulls};
+	int			ret = in_catalog_scope(&st);
 
 	if (ret < 0)
 		elog(ERROR, "windowagg catalog statement failed: %s",
@@ -85,21 +184,74 @@ wa_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	return ret;
 }
 
+SPIPlanPtr
+wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes)
+{
+	CatalogStatement st = {sql, NULL, true, nargs, argtypes, NULL, NULL};
+
+	(void) in_catalog_scope(&st);
+	return st.plan;
+}
+
 int
 wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values, const char *nulls)
 {
-	CatalogStatement st = {NULL, plan, 0, NULL, values, nulls};
+	CatalogStatement st = {NULL, plan, false, 0, NULL, values, nulls};
 
-	return as_superuser(run_statement, &st);
+	return in_catalog_scope(&st);
 }
 
+/* ---------- windowagg.pipelines ---------- */
+
+/* The columns wa_catalog_load reads, by their position in its SELECT. */
+enum
+{
+	Anum_load_id = 1,
+	Anum_load_name,
+	Anum_load_owner,
+	Anum_load_query,
+	Anum_load_event_time,
+	Anum_load_arrival_column,
+	Anum_load_windows,
+	Anum_load_bound,
+	Anum_load_lateness,
+	Anum_load_idle_timeout,
+	Anum_load_source,
+	Anum_load_result_table,
+	Anum_load_dead_letter_table,
+	Anum_load_live_view,
+	Anum_load_enabled,
+	Anum_load_search_path,
+	Anum_load_logical,
+	Anum_load_connection,
+	Anum_load_publication,
+	Anum_load_remote_schema,
+	Anum_load_remote_table,
+	Anum_load_dead_letter_changes,
+	Anum_load_slot_name
+};
+
+#define LOAD_COLUMNS \
+	"id, name, owner::pg_catalog.oid, query, event_time, arrival_column, " \
+	"windows, bound, lateness, idle_timeout, source::pg_catalog.oid, " \
+	"result_table::pg_catalog.oid, dead_letter_table::pg_catalog.oid, " \
+	"live_view::pg_catalog.oid, enabled, search_path, " \
+	"source_kind OPERATOR(pg_catalog.=) 'logical', connection, publication, " \
+	"remote_schema, remote_table, dead_letter_changes, slot_name"
 
 static char *
-get_text(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
+get_text(HeapTuple tup, TupleDesc desc, int col)
 {
-	Datum		d = SPI_getbinval(tup, desc, col, isnull);
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
 
-	return *isnull ? NULL : TextDatumGetCString(d);
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static Datum
+get_datum(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
+{
+	return SPI_getbinval(tup, desc, col, isnull);
 }
 
 WaPipelineDef *
@@ -115,12 +267,8 @@ wa_catalog_load(int32 id, const char *name)
 	Datum		d;
 
 	/* after DROP EXTENSION, every pipeline of the database is gone */
-	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'windowagg'",
-					true, 0) != SPI_OK_SELECT || SPI_processed == 0)
-	{
-		MemoryContextSwitchTo(caller);
+	if (!OidIsValid(get_extension_oid("windowagg", true)))
 		return NULL;
-	}
 	if (name != NULL)
 	{
 		arg = CStringGetTextDatum(name);
@@ -131,13 +279,11 @@ wa_catalog_load(int32 id, const char *name)
 		arg = Int32GetDatum(id);
 		argtype = INT4OID;
 	}
-	wa_catalog_exec(psprintf("SELECT id, name, owner::oid, query, event_time, arrival_column, "
-							 "windows, bound, lateness, idle_timeout, source::oid, "
-							 "result_table::oid, dead_letter_table::oid, live_view::oid, enabled, "
-							 "search_path, source_kind = 'logical', connection, publication, "
-							 "remote_schema, remote_table, dead_letter_changes, slot_name "
-							 "FROM windowagg.pipelines WHERE %s = $1",
-							 name != NULL ? "name" : "id"),
+	wa_catalog_exec(name != NULL ?
+					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
+					"WHERE name OPERATOR(pg_catalog.=) $1" :
+					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
+					"WHERE id OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);
 	/* SPI leaves its own context current: the result is the caller's */
 	MemoryContextSwitchTo(caller);
@@ -147,34 +293,40 @@ wa_catalog_load(int32 id, const char *name)
 	desc = SPI_tuptable->tupdesc;
 
 	def = palloc0(sizeof(WaPipelineDef));
-	def->id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-	def->name = get_text(tup, desc, 2, &isnull);
-	def->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-	def->query = get_text(tup, desc, 4, &isnull);
-	def->event_time = get_text(tup, desc, 5, &isnull);
-	def->arrival_column = get_text(tup, desc, 6, &isnull);
-	d = SPI_getbinval(tup, desc, 7, &isnull);
-	wa_window_set_from_array(DatumGetArrayTypePCopy(d), &def->windows);
-	def->bound = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
-	def->lateness = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	d = SPI_getbinval(tup, desc, 10, &isnull);
+	def->id = DatumGetInt32(get_datum(tup, desc, Anum_load_id, &isnull));
+	def->name = get_text(tup, desc, Anum_load_name);
+	def->owner = DatumGetObjectId(get_datum(tup, desc, Anum_load_owner, &isnull));
+	def->query = get_text(tup, desc, Anum_load_query);
+	def->event_time = get_text(tup, desc, Anum_load_event_time);
+	def->arrival_column = get_text(tup, desc, Anum_load_arrival_column);
+	d = get_datum(tup, desc, Anum_load_windows, &isnull);
+	/* a definition is read as it was made: its worker checks the limits */
+	wa_window_set_decode(DatumGetArrayTypePCopy(d), &def->windows);
+	def->bound = DatumGetInt64(get_datum(tup, desc, Anum_load_bound, &isnull));
+	def->lateness = DatumGetInt64(get_datum(tup, desc, Anum_load_lateness, &isnull));
+	d = get_datum(tup, desc, Anum_load_idle_timeout, &isnull);
 	def->has_idle_timeout = !isnull;
 	if (!isnull)
 		def->idle_timeout_us = wa_interval_to_ticks(DatumGetIntervalP(d),
 													"idle_timeout", true);
-	def->source = DatumGetObjectId(SPI_getbinval(tup, desc, 11, &isnull));
-	def->result_table = DatumGetObjectId(SPI_getbinval(tup, desc, 12, &isnull));
-	def->dead_letter_table = DatumGetObjectId(SPI_getbinval(tup, desc, 13, &isnull));
-	def->live_view = DatumGetObjectId(SPI_getbinval(tup, desc, 14, &isnull));
-	def->enabled = DatumGetBool(SPI_getbinval(tup, desc, 15, &isnull));
-	def->search_path = get_text(tup, desc, 16, &isnull);
-	def->logical = DatumGetBool(SPI_getbinval(tup, desc, 17, &isnull));
-	def->connection = get_text(tup, desc, 18, &isnull);
-	def->publication = get_text(tup, desc, 19, &isnull);
-	def->remote_schema = get_text(tup, desc, 20, &isnull);
-	def->remote_table = get_text(tup, desc, 21, &isnull);
-	def->dead_letter_changes = DatumGetBool(SPI_getbinval(tup, desc, 22, &isnull));
-	def->slot_name = get_text(tup, desc, 23, &isnull);
+	def->source = DatumGetObjectId(get_datum(tup, desc, Anum_load_source, &isnull));
+	def->result_table = DatumGetObjectId(get_datum(tup, desc, Anum_load_result_table,
+												   &isnull));
+	def->dead_letter_table = DatumGetObjectId(get_datum(tup, desc,
+														Anum_load_dead_letter_table,
+														&isnull));
+	def->live_view = DatumGetObjectId(get_datum(tup, desc, Anum_load_live_view, &isnull));
+	def->enabled = DatumGetBool(get_datum(tup, desc, Anum_load_enabled, &isnull));
+	def->search_path = get_text(tup, desc, Anum_load_search_path);
+	def->logical = DatumGetBool(get_datum(tup, desc, Anum_load_logical, &isnull));
+	def->connection = get_text(tup, desc, Anum_load_connection);
+	def->publication = get_text(tup, desc, Anum_load_publication);
+	def->remote_schema = get_text(tup, desc, Anum_load_remote_schema);
+	def->remote_table = get_text(tup, desc, Anum_load_remote_table);
+	def->dead_letter_changes = DatumGetBool(get_datum(tup, desc,
+													  Anum_load_dead_letter_changes,
+													  &isnull));
+	def->slot_name = get_text(tup, desc, Anum_load_slot_name);
 	return def;
 }
 
@@ -210,13 +362,70 @@ wa_pipeline_query_parse(const WaPipelineDef *def)
 	return q;
 }
 
+WaAggQuery *
+wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	WaAggQuery *volatile q = NULL;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(def->owner, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		q = wa_pipeline_query_parse(def);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	return q;
+}
+
+bool
+wa_is_pipeline_owner(Oid owner)
+{
+	return has_privs_of_role(GetUserId(), owner);
+}
+
 void
 wa_check_pipeline_owner(const WaPipelineDef *def)
 {
-	if (!has_privs_of_role(GetUserId(), def->owner))
+	if (!wa_is_pipeline_owner(def->owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of pipeline \"%s\"", def->name),
 				 errdetail("The pipeline belongs to role \"%s\".",
-						   GetUserNameFromId(def->owner, false))));
+						   GetUserNameFromId(def->owner, true) != NULL ?
+						   GetUserNameFromId(def->owner, true) : "(dropped)")));
+}
+
+WaPipelineDef *
+wa_pipeline_lookup(const char *name)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	WaPipelineDef *def;
+
+	wa_require_shared();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the definition must outlive SPI_finish */
+	MemoryContextSwitchTo(caller);
+	def = wa_catalog_load(0, name);
+	SPI_finish();
+	MemoryContextSwitchTo(caller);
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", name)));
+	return def;
+}
+
+void
+wa_pipeline_shape(const WaPipelineDef *def, const WaAggQuery *q, uint8 *shape)
+{
+	wa_agg_query_shape(q, &def->windows, def->bound, def->lateness, shape);
 }

@@ -162,7 +162,7 @@ read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 
 	*last_seq = 0;
 	wa_catalog_exec("SELECT seq, expire_below, acc_size, data FROM windowagg.checkpoints "
-					"WHERE pipeline = $1 ORDER BY seq",
+					"WHERE pipeline OPERATOR(pg_catalog.=) $1 ORDER BY seq",
 					1, &argtype, &arg, NULL);
 	MemoryContextSwitchTo(caller);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -248,7 +248,7 @@ compact(WaCheckpoint *c, int64 seq)
 	for (int64 i = 0; i < n; i++)
 		append_record(&base, (const uint8 *) recs[i].key, recs[i].key_len,
 					  recs[i].slice, recs[i].acc, c->acc_size);
-	wa_catalog_exec("DELETE FROM windowagg.checkpoints WHERE pipeline = $1",
+	wa_catalog_exec("DELETE FROM windowagg.checkpoints WHERE pipeline OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);
 	insert_row(c, seq, c->expired_below, n, to_bytea(base.data, base.len));
 	c->log_bytes = base.len;
@@ -301,6 +301,9 @@ wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine)
 	{
 		wa_key		key;
 
+		/* the caller holds the state lock: a big restore stays cancellable */
+		if ((i & 1023) == 0)
+			wa_check_for_interrupts_locked();
 		memset(&key, 0, sizeof(key));
 		if (c->int_key)
 			memcpy(&key.ival, recs[i].key, sizeof(int64));

@@ -105,11 +105,25 @@ wa_key_encode(WaKeyCodec *codec, const Datum *values, const bool *isnull,
 	out->len = buf->len;
 }
 
+/*
+ * A key that decoding would read past: keys come from another process's
+ * memory (live()) or from a checkpoint, so they are checked, not trusted.
+ */
+static void
+key_too_short(const WaKeyCodec *codec)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("malformed window key"),
+			 errdetail("The key is shorter than its %d columns need.", codec->n_keys)));
+}
+
 void
 wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 			  bool *isnull)
 {
 	const char *p = (const char *) key->bytes;
+	const char *end = p + key->len;
 
 	if (codec->int_key)
 	{
@@ -123,10 +137,14 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 		return;
 	}
 
+	if (p == NULL && codec->n_keys > 0)
+		key_too_short(codec);
 	for (int i = 0; i < codec->n_keys; i++)
 	{
 		const WaKeyColumn *col = &codec->keys[i];
 
+		if (end - p < 1)
+			key_too_short(codec);
 		isnull[i] = *p++ != 0;
 		if (isnull[i])
 		{
@@ -143,6 +161,8 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 				char		i1;
 			}			v;
 
+			if (end - p < col->typlen || col->typlen > (int) sizeof(v))
+				key_too_short(codec);
 			memcpy(&v, p, col->typlen);
 			switch (col->typlen)
 			{
@@ -163,8 +183,11 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 		}
 		else if (col->typlen > 0)
 		{
-			char	   *copy = palloc(col->typlen);
+			char	   *copy;
 
+			if (end - p < col->typlen)
+				key_too_short(codec);
+			copy = palloc(col->typlen);
 			memcpy(copy, p, col->typlen);
 			values[i] = PointerGetDatum(copy);
 			p += col->typlen;
@@ -174,8 +197,12 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 			uint32		len;
 			struct varlena *v;
 
+			if (end - p < (ptrdiff_t) sizeof(len))
+				key_too_short(codec);
 			memcpy(&len, p, sizeof(len));
 			p += sizeof(len);
+			if ((uint32) (end - p) < len || len > MaxAllocSize - VARHDRSZ)
+				key_too_short(codec);
 			v = palloc(VARHDRSZ + len);
 			SET_VARSIZE(v, VARHDRSZ + len);
 			memcpy(VARDATA(v), p, len);

@@ -25,6 +25,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -51,6 +52,14 @@ typedef struct LaunchState
 } LaunchState;
 
 static LaunchState *launch_state;
+
+/*
+ * Pipelines waiting for room under the per-role and per-database limits
+ * are retried as soon as room may have appeared (a worker stopped, the
+ * configuration was reloaded), not after the growing failure delay.
+ */
+static bool room_changed = false;
+static bool room_changed_next = false;
 
 void
 wa_launcher_register(void)
@@ -148,7 +157,12 @@ discover_pipelines(void)
 	list_free(dbs);
 }
 
-/* A discovery worker: claim a slot for each pipeline of its database. */
+/*
+ * A discovery worker: claim a slot for each pipeline of its database.  It
+ * connects as the bootstrap superuser with the database's settings, which
+ * the database's owner chooses: it runs nothing but the catalog's own
+ * statements, in their pinned scope (catalog.c).
+ */
 void
 wa_discovery_main(Datum arg)
 {
@@ -157,14 +171,14 @@ wa_discovery_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 
 	StartTransactionCommand();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
-	SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'windowagg'",
-				true, 0);
-	if (SPI_processed > 0)
+	if (OidIsValid(get_extension_oid("windowagg", true)))
 		wa_register_database_pipelines();
 	SPI_finish();
 	PopActiveSnapshot();
@@ -175,7 +189,8 @@ wa_discovery_main(Datum arg)
 void
 wa_register_database_pipelines(void)
 {
-	wa_catalog_exec("SELECT id, name, owner::oid, enabled FROM windowagg.pipelines",
+	wa_catalog_exec("SELECT id, name, owner::pg_catalog.oid, enabled, "
+					"result_table::pg_catalog.oid FROM windowagg.pipelines",
 					0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -186,7 +201,9 @@ wa_register_database_pipelines(void)
 		char	   *name = SPI_getvalue(tup, desc, 2);
 		Oid			owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
 		bool		enabled = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		WaPipelineSlot *slot = wa_slot_claim(MyDatabaseId, id, owner, name);
+		Oid			result_table = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+		WaPipelineSlot *slot = wa_slot_claim(MyDatabaseId, id, owner, name,
+											 result_table, false);
 
 		SpinLockAcquire(&slot->mutex);
 		slot->wanted = enabled;
@@ -223,6 +240,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	bool		needs_resume;
 	bool		held;
 	WaPipelineStatus status;
+	bool		had_worker = ls->handle != NULL;
 	bool		running = worker_running(ls);
 
 	if (!slot->in_use)
@@ -237,6 +255,10 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	held = slot->held;
 	status = slot->status;
 	SpinLockRelease(&slot->mutex);
+
+	/* a worker that ran (not one that was only told to wait) made room */
+	if (had_worker && !running && status != WA_STATUS_WAITING)
+		room_changed_next = true;
 
 	if (running && ls->generation != slot->generation)
 		return;					/* an old pipeline's worker is still leaving */
@@ -280,7 +302,8 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	{
 		int			delay;
 
-		if (status != WA_STATUS_FAILED && status != WA_STATUS_MEMORY_FULL)
+		if (status != WA_STATUS_FAILED && status != WA_STATUS_MEMORY_FULL &&
+			status != WA_STATUS_WAITING)
 		{
 			/* it died before it could say why (a FATAL error, a crash) */
 			SpinLockAcquire(&slot->mutex);
@@ -297,6 +320,8 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		ls->next_start = TimestampTzPlusMilliseconds(now, delay);
 		ls->started_at = 0;
 	}
+	if (status == WA_STATUS_WAITING && room_changed)
+		ls->next_start = 0;
 	if (ls->next_start != 0 && now < ls->next_start)
 	{
 		long		wait = (long) ((ls->next_start - now) / 1000);
@@ -345,8 +370,13 @@ wa_launcher_main(Datum arg)
 		long		next_wakeup_ms = 1000;
 		TimestampTz now = GetCurrentTimestamp();
 
+		room_changed = room_changed_next;
+		room_changed_next = false;
 		for (int i = 0; i < wa_shared->max_pipelines; i++)
 			manage_slot(i, now, &next_wakeup_ms);
+		/* a worker stopped in this pass: let waiting ones try at once */
+		if (room_changed_next)
+			next_wakeup_ms = 1;
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 next_wakeup_ms, PG_WAIT_EXTENSION);
@@ -356,6 +386,7 @@ wa_launcher_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			room_changed_next = true;	/* a limit may have been raised */
 		}
 	}
 }

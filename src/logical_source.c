@@ -48,7 +48,54 @@
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
+
+/* ---------- what a logical source may read ---------- */
+
+/*
+ * The change stream carries whole rows, which reach the query's
+ * expressions and the dead letters without the checks a query makes: so
+ * the owner must be able to read the table whole (no row-level security
+ * that applies to it, SELECT on every column), and, for a table of this
+ * server, use replication slots (the REPLICATION attribute, as
+ * pg_create_logical_replication_slot() requires).
+ */
+void
+wa_logical_check_source(Oid relid, Oid owner, bool local)
+{
+	const char *rolname = GetUserNameFromId(owner, false);
+	const char *relname = get_rel_name(relid);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table with OID %u does not exist", relid)));
+	if (local && !has_rolreplication(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" cannot use replication slots", rolname),
+				 errdetail("A pipeline reads a logical source of this server through a replication slot, which needs the REPLICATION attribute."),
+				 errhint("Grant it with ALTER ROLE %s REPLICATION, or read the table with source => 'table'.",
+						 quote_identifier(rolname))));
+	if (check_enable_rls(relid, owner, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("row-level security applies to role \"%s\" on table \"%s\"",
+						rolname, relname),
+				 errdetail("A logical source hands the pipeline every row of the change stream, which its policies cannot filter."),
+				 errhint("Read the table with source => 'table', which applies the policies.")));
+	if (pg_class_aclcheck(relid, owner, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, owner, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", relname),
+				 errdetail("A logical source reads whole rows: role \"%s\" needs SELECT on every column.",
+						   rolname),
+				 errhint("Grant SELECT on the table, or read it with source => 'table'.")));
+}
 
 /* ---------- set-up ---------- */
 

@@ -50,6 +50,12 @@ extern WalRcvExecResult *wa_logical_exec(WalReceiverConn *conn,
 
 /* ---------- the stream, in a worker (logical_source.c) ---------- */
 
+/*
+ * Error unless owner may read relid through a logical source: the whole
+ * rows, and (local) a replication slot of this server.
+ */
+extern void wa_logical_check_source(Oid relid, Oid owner, bool local);
+
 /* Called for each inserted row; counts is false when WHERE rejects it. */
 typedef void (*wa_logical_row_fn) (void *arg, TupleTableSlot *slot,
 								   int64 arrival, bool counts);

@@ -37,7 +37,9 @@ typedef enum WaPipelineStatus
 	WA_STATUS_FAILED,			/* worker failed; restarted after a delay */
 	WA_STATUS_STOPPED,			/* its definition no longer works: waits
 								 * for windowagg.resume */
-	WA_STATUS_FLUSHED			/* end of input reached */
+	WA_STATUS_FLUSHED,			/* end of input reached */
+	WA_STATUS_WAITING			/* its role or database runs as many
+								 * pipelines as allowed; retried */
 } WaPipelineStatus;
 
 extern const char *wa_status_name(WaPipelineStatus status);
@@ -69,7 +71,8 @@ typedef struct WaPipelineStats
 	int64		max_event_time; /* ticks; valid when events_in > 0 */
 	int64		source_updates; /* logical sources: changes that are not */
 	int64		source_deletes; /* inserts */
-	int64		retained_wal;	/* remote sources: bytes the slot holds */
+	int64		retained_wal;	/* remote sources: bytes the slot holds, */
+	bool		retained_wal_known; /* once the worker has heard from it */
 	TimestampTz last_epoch_at;
 } WaPipelineStats;
 
@@ -80,8 +83,11 @@ typedef struct WaPipelineSlot
 	uint32		generation;		/* bumped whenever the slot is reused */
 	Oid			dbid;
 	int32		pipeline_id;
-	Oid			owner;
+	Oid			owner;			/* as the catalog says */
+	Oid			result_table;	/* whose readers may see its status */
 	char		name[NAMEDATALEN];
+	bool		admitted;		/* its worker runs within the per-role and
+								 * per-database limits */
 
 	/* requests and progress, under mutex */
 	slock_t		mutex;
@@ -99,10 +105,18 @@ typedef struct WaPipelineSlot
 	char		last_error[512];
 	WaPipelineStats stats;
 
-	/* the engine, in the shared pool; read under state_lock */
+	/*
+	 * The engine, in the shared pool, read under state_lock; with the
+	 * identity and the shape of the pipeline its worker built it for, so
+	 * that a reader decodes it only through that same shape.
+	 */
 	LWLock		state_lock;
 	wa_engine  *engine;
+	Oid			engine_dbid;
+	int32		engine_pipeline_id;
+	uint8		engine_shape[WA_SHAPE_LEN];
 	WaArena		arena;
+	bool		memory_limit_hit;	/* the arena refused the last request */
 } WaPipelineSlot;
 
 typedef struct WaShared
@@ -119,6 +133,8 @@ typedef struct WaShared
 /* ---------- GUCs (windowagg.c) ---------- */
 
 extern int	wa_max_pipelines;
+extern int	wa_max_pipelines_per_role;
+extern int	wa_max_pipelines_per_database;
 extern int	wa_shared_memory_mb;
 extern int	wa_max_state_memory_kb;
 extern int	wa_epoch_ms;
@@ -132,14 +148,40 @@ extern void wa_shmem_install_hooks(void);
 extern void wa_require_shared(void);	/* error unless preloaded */
 extern dsa_area *wa_pool(void);
 
-/* Slots: lookups take the slots lock (AddinShmemInitLock is not used). */
+/*
+ * Slots: lookups take the slots lock (AddinShmemInitLock is not used).
+ * A claim with check_limits refuses an owner that already holds
+ * windowagg.max_pipelines_per_role slots, or a database that holds
+ * windowagg.max_pipelines_per_database (create_pipeline asks for that).
+ */
 extern WaPipelineSlot *wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner,
-									 const char *name);
+									 const char *name, Oid result_table,
+									 bool check_limits);
 extern void wa_slot_release(WaPipelineSlot *slot);
+/* The same limits, checked without claiming (an early, friendlier error). */
+extern void wa_check_pipeline_limits(Oid dbid, Oid owner);
+
+/*
+ * A worker may run if its owner and its database run fewer pipelines than
+ * the limits allow (exempt: a superuser's pipeline); else *role_running
+ * and *db_running say how many they run.  wa_slot_leave undoes it.
+ */
+extern bool wa_slot_admit(WaPipelineSlot *slot, Oid owner, bool exempt,
+						  int *role_running, int *db_running);
+extern void wa_slot_leave(WaPipelineSlot *slot);
 extern WaPipelineSlot *wa_slot_find(Oid dbid, const char *name);
 extern WaPipelineSlot *wa_slot_find_id(Oid dbid, int32 pipeline_id);
 extern void wa_wake_launcher(void);
 extern void wa_wake_worker(WaPipelineSlot *slot);
+
+/*
+ * CHECK_FOR_INTERRUPTS does nothing while an LWLock is held, and a
+ * pipeline's state lock may be held across a long firing, flush, restore
+ * or read of live windows.  This reacts to a cancel (ERROR) or terminate
+ * (FATAL) all the same: a worker throws its engine away after any error,
+ * and a reader only reads, so stopping halfway through is safe.
+ */
+extern void wa_check_for_interrupts_locked(void);
 
 /* The engine allocator over a pipeline's arena (bounded by a limit). */
 extern void wa_arena_allocator_init(wa_allocator *allocator,
@@ -182,16 +224,35 @@ typedef struct WaPipelineDef
 extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
 
 /*
- * Run a statement on windowagg's catalog tables.  They belong to the
- * extension, not to the pipeline owner, so the statement runs as the
- * bootstrap superuser; the statement text is always windowagg's own.
+ * The same for a SQL function's argument (connects to SPI): an error if
+ * there is no such pipeline.
+ */
+extern WaPipelineDef *wa_pipeline_lookup(const char *name);
+
+/*
+ * Run a statement on windowagg's catalog tables, as the catalog's owner,
+ * in a security-restricted operation under search_path "pg_catalog,
+ * pg_temp" (see catalog.c).  The text is windowagg's own and qualifies
+ * every type, function and operator it names.
  */
 extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 							Datum *values, const char *nulls);
 
-/* The same for a prepared statement. */
+/* The same for a statement prepared (and kept) in that same scope. */
+extern SPIPlanPtr wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes);
 extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
 									const char *nulls);
+
+/* windowagg.pipelines, the table whose trigger claims slots. */
+extern Oid	wa_catalog_pipelines_relid(void);
+
+/*
+ * Set search_path to "pg_catalog, pg_temp" until the matching unpin (or
+ * the end of the (sub)transaction): names then resolve to built-in objects
+ * only, and format_type qualifies every other type.
+ */
+extern int	wa_pin_search_path(void);
+extern void wa_unpin_search_path(int nest_level);
 
 /*
  * Parse the pipeline's query as the current user, with the search_path it
@@ -200,6 +261,12 @@ extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
 extern WaAggQuery *wa_pipeline_query_parse(const WaPipelineDef *def);
 /* The same under the search_path already in effect. */
 extern WaAggQuery *wa_pipeline_query_parse_now(const WaPipelineDef *def);
+
+/*
+ * The same as the pipeline's owner, in a security-restricted operation:
+ * for a caller who may read the results but not the source.
+ */
+extern WaAggQuery *wa_pipeline_query_parse_as_owner(const WaPipelineDef *def);
 
 /*
  * The query of pipeline name, parsed as its owner, for a current user who
@@ -212,8 +279,17 @@ extern WaAggQuery *wa_pipeline_query_for_reader(const char *name,
 												const char *action,
 												WaPipelineDef **def_out);
 
+/*
+ * Has the current user the privileges of owner (a member of the role, or a
+ * superuser)?  Control functions ask this of a pipeline's owner.
+ */
+extern bool wa_is_pipeline_owner(Oid owner);
 /* Error unless the current user has the privileges of the pipeline owner. */
 extern void wa_check_pipeline_owner(const WaPipelineDef *def);
+
+/* The shape (see wa_agg_query_shape) of the pipeline's engine. */
+extern void wa_pipeline_shape(const WaPipelineDef *def, const WaAggQuery *q,
+							  uint8 *shape);
 
 /* ---------- transactional requests (pipeline_requests.c) ---------- */
 

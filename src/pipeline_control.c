@@ -9,7 +9,19 @@
  * everything its snapshot showed.  An epoch numbered above the value a
  * caller read started after the call, so its snapshot shows every row
  * committed before the call; once it is caught up and committed, so are
- * those rows.
+ * those rows.  Both are the owner's (flushing moves the watermark to
+ * +infinity for good).
+ *
+ * live() reads the worker's engine in shared memory.  It decodes keys and
+ * values with its own parse of the pipeline's query, so it does so only
+ * if that parse has the shape the worker built the engine with (a column
+ * type may have changed since, or the name may now belong to another
+ * pipeline).
+ *
+ * _pipeline_status() shows each caller what the caller may see: members
+ * of a pipeline's owner role everything, members of pg_monitor every
+ * pipeline's status and counters, and whoever may read a pipeline's
+ * results its status.
  *
  * src/pipeline_control.c
  *
@@ -17,6 +29,7 @@
  */
 #include "pipeline.h"
 
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -30,15 +43,18 @@ PG_FUNCTION_INFO_V1(wa_flush_pipeline);
 PG_FUNCTION_INFO_V1(wa_live);
 PG_FUNCTION_INFO_V1(wa_pipeline_status);
 
+/* The slot of a pipeline, which it has once created or found at start. */
 static WaPipelineSlot *
-running_slot(const char *name)
+pipeline_slot(const WaPipelineDef *def)
 {
-	WaPipelineSlot *slot = wa_slot_find(MyDatabaseId, name);
+	WaPipelineSlot *slot = wa_slot_find_id(MyDatabaseId, def->id);
 
 	if (slot == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pipeline \"%s\" does not exist", name)));
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has no slot in shared memory", def->name),
+				 errdetail("The server had no free slot for it when it started (windowagg.max_pipelines)."),
+				 errhint("Raise windowagg.max_pipelines and restart the server.")));
 	return slot;
 }
 
@@ -55,8 +71,8 @@ timeout_ms(FunctionCallInfo fcinfo, int argno)
  * Returns false on timeout.
  */
 static bool
-wait_for_slot(WaPipelineSlot *slot, const char *name, uint64 target,
-			  bool flushed, int64 timeout)
+wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
+			  uint64 target, bool flushed, int64 timeout)
 {
 	TimestampTz start = GetCurrentTimestamp();
 
@@ -70,7 +86,8 @@ wait_for_slot(WaPipelineSlot *slot, const char *name, uint64 target,
 		SpinLockAcquire(&slot->mutex);
 		reached = flushed ? slot->flushed_seq : slot->caught_up_seq;
 		wanted = slot->wanted;
-		dropped = slot->drop_requested || !slot->in_use;
+		dropped = slot->drop_requested || !slot->in_use ||
+			slot->generation != generation;
 		SpinLockRelease(&slot->mutex);
 		if (reached > target)
 			return true;
@@ -93,48 +110,58 @@ wait_for_slot(WaPipelineSlot *slot, const char *name, uint64 target,
 	}
 }
 
-/* The pipeline named by argument 0, for wait() and flush(). */
+/*
+ * The pipeline named by argument 0, for wait() and flush(): the current
+ * user must own it.
+ */
 static WaPipelineSlot *
-pipeline_arg(FunctionCallInfo fcinfo, char **name)
+owned_pipeline_arg(FunctionCallInfo fcinfo, WaPipelineDef **def)
 {
 	wa_require_shared();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("name must not be null")));
-	*name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	return running_slot(*name);
+	*def = wa_pipeline_lookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	wa_check_pipeline_owner(*def);
+	return pipeline_slot(*def);
 }
 
 /* wait(name, timeout) returns boolean */
 Datum
 wa_wait_pipeline(PG_FUNCTION_ARGS)
 {
-	char	   *name;
-	WaPipelineSlot *slot = pipeline_arg(fcinfo, &name);
+	WaPipelineDef *def;
+	WaPipelineSlot *slot = owned_pipeline_arg(fcinfo, &def);
 	uint64		target;
+	uint32		generation;
 
 	SpinLockAcquire(&slot->mutex);
 	target = slot->snapshot_seq;
+	generation = slot->generation;
 	SpinLockRelease(&slot->mutex);
-	PG_RETURN_BOOL(wait_for_slot(slot, name, target, false, timeout_ms(fcinfo, 1)));
+	PG_RETURN_BOOL(wait_for_slot(slot, generation, def->name, target, false,
+								 timeout_ms(fcinfo, 1)));
 }
 
 /* flush(name, timeout) returns boolean */
 Datum
 wa_flush_pipeline(PG_FUNCTION_ARGS)
 {
-	char	   *name;
-	WaPipelineSlot *slot = pipeline_arg(fcinfo, &name);
+	WaPipelineDef *def;
+	WaPipelineSlot *slot = owned_pipeline_arg(fcinfo, &def);
 	uint64		target;
+	uint32		generation;
 
 	SpinLockAcquire(&slot->mutex);
 	target = slot->snapshot_seq;
+	generation = slot->generation;
 	/* the first epoch to start after this call flushes (0 means none) */
 	if (slot->flush_request < target + 1)
 		slot->flush_request = target + 1;
 	SpinLockRelease(&slot->mutex);
-	PG_RETURN_BOOL(wait_for_slot(slot, name, target, true, timeout_ms(fcinfo, 1)));
+	PG_RETURN_BOOL(wait_for_slot(slot, generation, def->name, target, true,
+								 timeout_ms(fcinfo, 1)));
 }
 
 /* ---------- live windows ---------- */
@@ -157,6 +184,8 @@ emit_live(void *arg, const wa_pane *pane)
 	const WaAggQuery *q = out->query;
 	int			col;
 
+	/* the worker may be waiting for the lock held here */
+	wa_check_for_interrupts_locked();
 	wa_key_decode(&out->codec, &pane->key, out->values, out->nulls);
 	col = q->n_keys;
 	out->values[col] = wa_ticks_to_datum(pane->start, out->window_type, "window_start");
@@ -173,36 +202,25 @@ WaAggQuery *
 wa_pipeline_query_for_reader(const char *name, const char *action,
 							 WaPipelineDef **def_out)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	WaPipelineDef *def;
-	WaAggQuery *query;
-	Oid			save_userid;
-	int			save_sec_context;
+	WaPipelineDef *def = wa_pipeline_lookup(name);
+	bool		missing = false;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* the definition must outlive SPI_finish */
-	MemoryContextSwitchTo(caller);
-	def = wa_catalog_load(0, name);
-	if (def == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pipeline \"%s\" does not exist", name)));
-	if (pg_class_aclcheck(def->result_table, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	if (pg_class_aclcheck_ext(def->result_table, GetUserId(), ACL_SELECT,
+							  &missing) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for the results of pipeline \"%s\"", name),
 				 errdetail("%s needs SELECT on table %s.", action,
-						   get_rel_name(def->result_table))));
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(def->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	query = wa_pipeline_query_parse(def);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	SPI_finish();
-	MemoryContextSwitchTo(caller);
+						   missing ? "(dropped)" : get_rel_name(def->result_table))));
 	if (def_out != NULL)
 		*def_out = def;
-	return query;
+	return wa_pipeline_query_parse_as_owner(def);
+}
+
+static void
+live_context(void *arg)
+{
+	errcontext("reading the live windows of pipeline \"%s\"", (const char *) arg);
 }
 
 /* live(name) returns setof record: keys, window_start, window_end, aggregates */
@@ -211,14 +229,18 @@ wa_live(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	WaPipelineDef *def;
 	WaPipelineSlot *slot;
 	LiveOutput	out;
 	TupleDesc	ours;
 	AttrNumber	att = 1;
+	uint8		shape[WA_SHAPE_LEN];
+	ErrorContextCallback reading;
 
 	wa_require_shared();
-	slot = running_slot(name);
-	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", NULL);
+	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", &def);
+	slot = pipeline_slot(def);
+	wa_pipeline_shape(def, out.query, shape);
 
 	out.window_type = out.query->domain == WA_TIME_INTEGER ? INT8OID :
 		out.query->event_time_type;
@@ -241,12 +263,31 @@ wa_live(PG_FUNCTION_ARGS)
 
 	(void) wa_pool();			/* attach before reading pool memory */
 	LWLockAcquire(&slot->state_lock, LW_SHARED);
-	if (slot->engine != NULL)
+	/* an engine of this pipeline, in this database (the slot may be reused) */
+	if (slot->engine != NULL && slot->engine_dbid == MyDatabaseId &&
+		slot->engine_pipeline_id == def->id)
 	{
-		void	   *scratch = palloc(wa_engine_acc_size(slot->engine));
-		wa_result  *results = palloc(sizeof(wa_result) * (out.query->n_aggs + 1));
+		void	   *scratch;
+		wa_result  *results;
 
+		if (memcmp(slot->engine_shape, shape, WA_SHAPE_LEN) != 0)
+		{
+			LWLockRelease(&slot->state_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the live windows of pipeline \"%s\" cannot be read now", name),
+					 errdetail("Its query no longer means what it meant when its worker started: its source table has changed."),
+					 errhint("Try again once the worker has restarted, or has stopped (see windowagg.stat_pipelines).")));
+		}
+		scratch = palloc(wa_engine_acc_size(slot->engine));
+		results = palloc(sizeof(wa_result) * (out.query->n_aggs + 1));
+		/* a cancel taken under the lock says where it stopped the read */
+		reading.callback = live_context;
+		reading.arg = name;
+		reading.previous = error_context_stack;
+		error_context_stack = &reading;
 		wa_engine_live(slot->engine, emit_live, &out, scratch, results);
+		error_context_stack = reading.previous;
 	}
 	LWLockRelease(&slot->state_lock);
 	return (Datum) 0;
@@ -254,10 +295,36 @@ wa_live(PG_FUNCTION_ARGS)
 
 /* ---------- status ---------- */
 
+/* What the current user may see of a pipeline's status. */
+typedef enum StatusAccess
+{
+	STATUS_NONE,				/* not even that it exists */
+	STATUS_READER,				/* may read its results: its status */
+	STATUS_MONITOR,				/* pg_monitor: status and counters */
+	STATUS_OWNER				/* everything, its last error too */
+} StatusAccess;
+
+static StatusAccess
+status_access(Oid owner, Oid result_table, bool monitor)
+{
+	bool		missing = false;
+
+	if (wa_is_pipeline_owner(owner))
+		return STATUS_OWNER;
+	if (monitor)
+		return STATUS_MONITOR;
+	if (OidIsValid(result_table) &&
+		pg_class_aclcheck_ext(result_table, GetUserId(), ACL_SELECT,
+							  &missing) == ACLCHECK_OK)
+		return STATUS_READER;
+	return STATUS_NONE;
+}
+
 Datum
 wa_pipeline_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		monitor = has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
 
 	wa_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
@@ -265,6 +332,7 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 	{
 		WaPipelineSlot *slot = &wa_shared->slots[i];
 		WaPipelineSlot copy;
+		StatusAccess access;
 		Datum		values[16];
 		bool		nulls[16];
 		int			c = 0;
@@ -273,6 +341,8 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		copy.in_use = slot->in_use;
 		copy.dbid = slot->dbid;
 		copy.pipeline_id = slot->pipeline_id;
+		copy.owner = slot->owner;
+		copy.result_table = slot->result_table;
 		copy.status = slot->status;
 		copy.pid = slot->pid;
 		copy.stats = slot->stats;
@@ -281,33 +351,53 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		SpinLockRelease(&slot->mutex);
 		if (!copy.in_use || copy.dbid != MyDatabaseId)
 			continue;
+		access = status_access(copy.owner, copy.result_table, monitor);
+		if (access == STATUS_NONE)
+			continue;
 
-		memset(nulls, false, sizeof(nulls));
-		values[c++] = Int32GetDatum(copy.pipeline_id);
-		values[c++] = CStringGetTextDatum(wa_status_name(copy.status));
-		values[c] = Int32GetDatum(copy.pid);
-		nulls[c++] = copy.pid == 0;
-		values[c++] = Int64GetDatum(copy.stats.events_in);
-		values[c++] = Int64GetDatum(copy.stats.events_partial);
-		values[c++] = Int64GetDatum(copy.stats.dead_letters);
-		values[c++] = Int64GetDatum(copy.stats.panes_on_time);
-		values[c++] = Int64GetDatum(copy.stats.panes_late);
-		values[c++] = Int64GetDatum(copy.stats.epochs);
-		if (copy.stats.watermark_done)
-			values[c] = DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
-											ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-		else
-			values[c] = DirectFunctionCall1(int8_numeric,
-											Int64GetDatum(copy.stats.watermark));
-		nulls[c++] = !copy.stats.has_watermark && !copy.stats.watermark_done;
-		values[c] = Int64GetDatum(copy.stats.max_event_time);
-		nulls[c++] = copy.stats.events_in == 0;
-		values[c++] = Int64GetDatum((int64) copy.arena.bytes);
-		values[c] = TimestampTzGetDatum(copy.stats.last_epoch_at);
-		nulls[c++] = copy.stats.last_epoch_at == 0;
-		values[c] = CStringGetTextDatum(copy.last_error);
-		nulls[c++] = copy.last_error[0] == '\0';
-		values[c++] = Int64GetDatum(copy.stats.retained_wal);
+		/* readers get the first two columns; the rest stay NULL */
+		memset(nulls, true, sizeof(nulls));
+		memset(values, 0, sizeof(values));
+		values[c] = Int32GetDatum(copy.pipeline_id);
+		nulls[c++] = false;
+		values[c] = CStringGetTextDatum(wa_status_name(copy.status));
+		nulls[c++] = false;
+		if (access >= STATUS_MONITOR)
+		{
+			values[c] = Int32GetDatum(copy.pid);
+			nulls[c++] = copy.pid == 0;
+			values[c] = Int64GetDatum(copy.stats.events_in);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.stats.events_partial);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.stats.dead_letters);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.stats.panes_on_time);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.stats.panes_late);
+			nulls[c++] = false;
+			values[c] = Int64GetDatum(copy.stats.epochs);
+			nulls[c++] = false;
+			if (copy.stats.watermark_done)
+				values[c] = DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
+												ObjectIdGetDatum(InvalidOid),
+												Int32GetDatum(-1));
+			else
+				values[c] = DirectFunctionCall1(int8_numeric,
+												Int64GetDatum(copy.stats.watermark));
+			nulls[c++] = !copy.stats.has_watermark && !copy.stats.watermark_done;
+			values[c] = Int64GetDatum(copy.stats.max_event_time);
+			nulls[c++] = copy.stats.events_in == 0;
+			values[c] = Int64GetDatum((int64) copy.arena.bytes);
+			nulls[c++] = false;
+			values[c] = TimestampTzGetDatum(copy.stats.last_epoch_at);
+			nulls[c++] = copy.stats.last_epoch_at == 0;
+			/* an error may quote the owner's data: the owner's to see */
+			values[c] = CStringGetTextDatum(copy.last_error);
+			nulls[c++] = access < STATUS_OWNER || copy.last_error[0] == '\0';
+			values[c] = Int64GetDatum(copy.stats.retained_wal);
+			nulls[c++] = !copy.stats.retained_wal_known;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -17,8 +17,15 @@
  * as gaps (see table_source.c).
  *
  * A logical source needs no arrival column.  For a table on another
- * server, create_pipeline makes a local stand-in from its definition there.
- * The slot is created at commit (see logical_link.c).
+ * server, create_pipeline makes a local stand-in from its definition there
+ * (trusting nothing that server sends: column types are built-in types
+ * known by OID here, names are quoted).  A local source's slot is made
+ * before anything is written (see logical_link.c), and only for an owner
+ * that may use replication slots and read the table whole.
+ *
+ * The tables are created as the caller, under search_path "pg_catalog,
+ * pg_temp", so that every type name in their definitions is qualified
+ * unless it is a built-in one.
  *
  * src/pipeline_ddl.c
  *
@@ -42,12 +49,22 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
+#include "access/transam.h"
 
 PG_FUNCTION_INFO_V1(wa_create_pipeline);
 PG_FUNCTION_INFO_V1(wa_drop_pipeline);
 PG_FUNCTION_INFO_V1(wa_pause_pipeline);
 PG_FUNCTION_INFO_V1(wa_resume_pipeline);
 PG_FUNCTION_INFO_V1(wa_pipeline_inserted);
+
+/*
+ * The owner whose per-role and per-database limits the catalog insert of
+ * the create_pipeline running now must respect (InvalidOid otherwise: a
+ * superuser's, or a row pg_restore inserts).  The insert's trigger claims
+ * the slot, within those limits.
+ */
+static Oid	claim_within_limits_of = InvalidOid;
 
 /* ---------- the arrival column ---------- */
 
@@ -59,9 +76,11 @@ detect_arrival_column(Oid relid, const char *relname)
 	Oid			argtype = OIDOID;
 	int			ret;
 
-	ret = SPI_execute_with_args("SELECT a.attname::text FROM pg_catalog.pg_attribute a "
-								"WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped "
-								"AND pg_catalog.pg_get_serial_sequence($1::regclass::text, a.attname) IS NOT NULL "
+	ret = SPI_execute_with_args("SELECT a.attname::pg_catalog.text FROM pg_catalog.pg_attribute a "
+								"WHERE a.attrelid OPERATOR(pg_catalog.=) $1 "
+								"AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped "
+								"AND pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, "
+								"a.attname::pg_catalog.text) IS NOT NULL "
 								"ORDER BY a.attnum",
 								1, &argtype, &arg, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
@@ -94,7 +113,9 @@ check_arrival_column(Oid relid, const char *relname, const char *column)
 	args[0] = ObjectIdGetDatum(relid);
 	args[1] = CStringGetTextDatum(column);
 	ret = SPI_execute_with_args("SELECT s.seqcache FROM pg_catalog.pg_sequence s "
-								"WHERE s.seqrelid = pg_catalog.pg_get_serial_sequence($1::regclass::text, $2)::regclass",
+								"WHERE s.seqrelid OPERATOR(pg_catalog.=) "
+								"pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
+								"::pg_catalog.regclass",
 								2, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the arrival sequence: %s",
@@ -118,10 +139,11 @@ check_arrival_column(Oid relid, const char *relname, const char *column)
 						 relname, column)));
 
 	ret = SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_index i "
-								"JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid "
-								"AND a.attnum = i.indkey[0] "
-								"WHERE i.indrelid = $1 AND a.attname = $2 AND i.indpred IS NULL "
-								"AND i.indisvalid",
+								"JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid "
+								"AND a.attnum OPERATOR(pg_catalog.=) i.indkey[0] "
+								"WHERE i.indrelid OPERATOR(pg_catalog.=) $1 "
+								"AND a.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name "
+								"AND i.indpred IS NULL AND i.indisvalid",
 								2, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not look up indexes: %s", SPI_result_code_string(ret));
@@ -221,6 +243,7 @@ create_result_tables(const char *pipeline, const WaAggQuery *q,
 {
 	StringInfoData sql;
 	bool		keys_not_null = true;
+	int			nest = wa_pin_search_path();
 
 	for (int i = 0; i < q->n_keys; i++)
 		keys_not_null &= q->keys[i].notnull;
@@ -260,6 +283,7 @@ create_result_tables(const char *pipeline, const WaAggQuery *q,
 	append_value_columns(&sql, q, true);
 	appendStringInfoString(&sql, ")");
 	spi_exec_ddl(sql.data);
+	wa_unpin_search_path(nest);
 }
 
 /* ---------- logical sources ---------- */
@@ -302,13 +326,14 @@ create_stand_in(const char *connection, const char *publication,
 {
 	RangeVar   *written = wa_agg_query_source_name(query);
 	WalReceiverConn *conn;
-	Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, OIDOID, INT4OID, BOOLOID};
 	WalRcvExecResult *volatile res = NULL;
 	TupleTableSlot *slot;
 	StringInfoData sql;
 	List	   *qualified = stringToQualifiedNameList(stand_in_name);
 	RangeVar   *stand_in = makeRangeVarFromNameList(qualified);
 	int			ncols = 0;
+	int			nest;
 	/* replication connections run with an empty search_path */
 	const char *remote_name =
 		quote_qualified_identifier(written->schemaname ? written->schemaname : "public",
@@ -318,19 +343,19 @@ create_stand_in(const char *connection, const char *publication,
 	PG_TRY();
 	{
 		res = wa_logical_exec(conn,
-							  psprintf("SELECT n.nspname, c.relname, a.attname, "
-								   "pg_catalog.format_type(a.atttypid, a.atttypmod), "
-								   "EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables t "
-								   "WHERE t.pubname = %s AND t.schemaname = n.nspname "
-								   "AND t.tablename = c.relname) "
-								   "FROM pg_catalog.pg_class c "
-								   "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-								   "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
-								   "AND a.attnum > 0 AND NOT a.attisdropped "
-								   "WHERE c.oid = %s::pg_catalog.regclass ORDER BY a.attnum",
-								   quote_literal_cstr(publication),
-								   quote_literal_cstr(remote_name)),
-							  5, types);
+							  psprintf("SELECT n.nspname, c.relname, a.attname, a.atttypid, a.atttypmod, "
+									   "EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables t "
+									   "WHERE t.pubname OPERATOR(pg_catalog.=) %s "
+									   "AND t.schemaname OPERATOR(pg_catalog.=) n.nspname "
+									   "AND t.tablename OPERATOR(pg_catalog.=) c.relname) "
+									   "FROM pg_catalog.pg_class c "
+									   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+									   "JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid "
+									   "AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped "
+									   "WHERE c.oid OPERATOR(pg_catalog.=) %s::pg_catalog.regclass ORDER BY a.attnum",
+									   quote_literal_cstr(publication),
+									   quote_literal_cstr(remote_name)),
+							  6, types);
 	}
 	PG_FINALLY();
 	{
@@ -343,21 +368,47 @@ create_stand_in(const char *connection, const char *publication,
 												stand_in->schemaname :
 												get_namespace_name(RangeVarGetCreationNamespace(stand_in)),
 												stand_in->relname));
+	/*
+	 * Whatever the source server sends is untrusted text: names are quoted,
+	 * and a type is taken only as the OID of a built-in type, which this
+	 * server names itself.
+	 */
+	nest = wa_pin_search_path();
 	slot = MakeSingleTupleTableSlot(res->tupledesc, &TTSOpsMinimalTuple);
 	while (tuplestore_gettupleslot(res->tuplestore, true, false, slot))
 	{
-		bool		isnull;
+		bool		isnull[6];
+		Datum		v[6];
+		char	   *column;
+		Oid			typid;
 
-		*remote_schema = TextDatumGetCString(slot_getattr(slot, 1, &isnull));
-		*remote_table = TextDatumGetCString(slot_getattr(slot, 2, &isnull));
-		if (!DatumGetBool(slot_getattr(slot, 5, &isnull)))
+		for (int i = 0; i < 6; i++)
+			v[i] = slot_getattr(slot, i + 1, &isnull[i]);
+		for (int i = 0; i < 6; i++)
+			if (isnull[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_PROTOCOL_VIOLATION),
+						 errmsg("the source server described table %s with a null", remote_name)));
+		*remote_schema = TextDatumGetCString(v[0]);
+		*remote_table = TextDatumGetCString(v[1]);
+		column = TextDatumGetCString(v[2]);
+		typid = DatumGetObjectId(v[3]);
+		if (!DatumGetBool(v[5]))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("publication \"%s\" does not publish \"%s.%s\" on the source server",
 							publication, *remote_schema, *remote_table)));
+		if (typid >= FirstGenbkiObjectId ||
+			!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(typid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of table %s on the source server is not of a built-in type",
+							column, remote_name),
+					 errdetail("Its type has OID %u there; a remote source's columns must be of types both servers know by the same OID.",
+							   typid)));
 		appendStringInfo(&sql, "%s%s %s", ncols++ > 0 ? ", " : "",
-						 quote_identifier(TextDatumGetCString(slot_getattr(slot, 3, &isnull))),
-						 TextDatumGetCString(slot_getattr(slot, 4, &isnull)));
+						 quote_identifier(column),
+						 format_type_with_typemod(typid, DatumGetInt32(v[4])));
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	walrcv_clear_result(res);
@@ -368,6 +419,7 @@ create_stand_in(const char *connection, const char *publication,
 	appendStringInfoChar(&sql, ')');
 	/* as the caller: CREATE on the schema is checked */
 	spi_exec_ddl(sql.data);
+	wa_unpin_search_path(nest);
 	CommandCounterIncrement();
 	return stand_in;
 }
@@ -441,6 +493,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	publication = PG_ARGISNULL(12) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(12));
 	connection = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
 	dead_letter_changes = !PG_ARGISNULL(13) && PG_GETARG_BOOL(13);
+	if (!superuser())
+		wa_check_pipeline_limits(MyDatabaseId, GetUserId());
 	if (logical)
 		check_logical_arguments(fcinfo);
 	else if (connection != NULL || publication != NULL || dead_letter_changes)
@@ -473,6 +527,9 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
+	/* the caller will own it: a logical source must be the caller's to read */
+	if (logical)
+		wa_logical_check_source(q->relid, GetUserId(), connection == NULL);
 	for (int i = 0; i < q->n_keys; i++)
 		if (type_is_array(q->keys[i].typid))
 			ereport(ERROR,
@@ -495,7 +552,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		Datum		arg = CStringGetTextDatum(name);
 		Oid			argtype = TEXTOID;
 
-		wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE name = $1",
+		wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE name OPERATOR(pg_catalog.=) $1",
 						1, &argtype, &arg, NULL);
 		if (SPI_processed > 0)
 			ereport(ERROR,
@@ -549,6 +606,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[19] = slot_name != NULL ? CStringGetTextDatum(slot_name) : (Datum) 0;
 	for (int i = 16; i < 20; i++)
 		nulls[i] = values[i] == (Datum) 0 ? 'n' : ' ';
+	claim_within_limits_of = superuser() ? InvalidOid : GetUserId();
 	PG_TRY();
 	{
 		wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
@@ -557,14 +615,17 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 								 "dead_letter_table, live_view, enabled, search_path, "
 								 "source_kind, publication, dead_letter_changes, connection, "
 								 "remote_schema, remote_table, slot_name) "
-								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regclass, "
-								 "'%s.%s'::regclass, '%s.%s'::regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20) "
+								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+								 "$11::pg_catalog.regclass, %s::pg_catalog.regclass, "
+								 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20) "
 								 "RETURNING id",
-								 names.schema, names.dead_letters, names.schema, names.live),
+								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.dead_letters)),
+								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.live))),
 						20, types, values, nulls);
 	}
 	PG_CATCH();
 	{
+		claim_within_limits_of = InvalidOid;
 		if (geterrcode() == ERRCODE_UNIQUE_VIOLATION)
 		{
 			FlushErrorState();
@@ -575,6 +636,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	claim_within_limits_of = InvalidOid;
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									 1, &isnull));
 	values[0] = Int32GetDatum(id);
@@ -611,7 +673,8 @@ pipeline_slot(const WaPipelineDef *def)
 	WaPipelineSlot *slot = wa_slot_find_id(MyDatabaseId, def->id);
 
 	if (slot == NULL)
-		slot = wa_slot_claim(MyDatabaseId, def->id, def->owner, def->name);
+		slot = wa_slot_claim(MyDatabaseId, def->id, def->owner, def->name,
+							 def->result_table, false);
 	return slot;
 }
 
@@ -646,13 +709,13 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	def = lookup_owned_pipeline(name);
 	arg = Int32GetDatum(def->id);
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
-	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id = $1 FOR UPDATE",
+	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 					1, &argtype, &arg, NULL);
 	/* the worker lets go of the slot before it is dropped at commit */
 	if (def->logical)
 		wa_hold_worker(pipeline_slot(def), def->name);
 	/* the catalog row first: the tables are the pipeline's no longer */
-	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id = $1",
+	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);
 	drop_relation("VIEW", def->live_view);
 	if (drop_tables && def->connection != NULL)
@@ -688,7 +751,7 @@ set_enabled(const char *name, bool enabled)
 	def = lookup_owned_pipeline(name);
 	args[0] = Int32GetDatum(def->id);
 	args[1] = BoolGetDatum(enabled);
-	wa_catalog_exec("UPDATE windowagg.pipelines SET enabled = $2 WHERE id = $1",
+	wa_catalog_exec("UPDATE windowagg.pipelines SET enabled = $2 WHERE id OPERATOR(pg_catalog.=) $1",
 					2, argtypes, args, NULL);
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def),
@@ -715,6 +778,11 @@ wa_resume_pipeline(PG_FUNCTION_ARGS)
  * (create_pipeline's own insert passes here too; claiming is idempotent.)
  * The worker starts only once the pipeline's progress row and checkpoint
  * are complete: see the checkpoint_seq check in worker.c.
+ *
+ * The function is not executable by PUBLIC, and serves that one table
+ * only: a row elsewhere could name any owner.  The owner recorded in the
+ * slot is the catalog's, which only windowagg and superusers write (and
+ * the worker reads the owner from the catalog again).
  */
 Datum
 wa_pipeline_inserted(PG_FUNCTION_ARGS)
@@ -727,12 +795,20 @@ wa_pipeline_inserted(PG_FUNCTION_ARGS)
 	Oid			owner;
 	char	   *name;
 	bool		enabled;
+	Oid			result_table;
 	WaPipelineSlot *slot;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
 		elog(ERROR, "wa_pipeline_inserted must be an AFTER INSERT FOR EACH ROW trigger");
+	if (RelationGetRelid(trigdata->tg_relation) != wa_catalog_pipelines_relid())
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("trigger function windowagg._pipeline_inserted() fires only for windowagg.pipelines"),
+				 errdetail("Trigger \"%s\" on table \"%s\" calls it.",
+						   trigdata->tg_trigger->tgname,
+						   RelationGetRelationName(trigdata->tg_relation))));
 	if (wa_shared == NULL)
 		return PointerGetDatum(NULL);	/* not preloaded: nothing to start */
 	desc = RelationGetDescr(trigdata->tg_relation);
@@ -741,8 +817,12 @@ wa_pipeline_inserted(PG_FUNCTION_ARGS)
 	owner = DatumGetObjectId(heap_getattr(tup, SPI_fnumber(desc, "owner"), desc, &isnull));
 	name = TextDatumGetCString(heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull));
 	enabled = DatumGetBool(heap_getattr(tup, SPI_fnumber(desc, "enabled"), desc, &isnull));
+	result_table = DatumGetObjectId(heap_getattr(tup, SPI_fnumber(desc, "result_table"),
+												 desc, &isnull));
 
-	slot = wa_slot_claim(MyDatabaseId, id, owner, name);
+	slot = wa_slot_claim(MyDatabaseId, id, owner, name, result_table,
+						 OidIsValid(claim_within_limits_of) &&
+						 claim_within_limits_of == owner);
 	wa_request_at_commit(slot, WA_REQUEST_CREATE);
 	if (!enabled)
 		wa_request_at_commit(slot, WA_REQUEST_PAUSE);

@@ -14,8 +14,19 @@
  *
  * Each pipeline's engine allocates through an arena: a list of the blocks
  * it holds, with a byte count checked against windowagg.max_state_memory.
- * When a worker fails halfway through a change, the arena is freed as a
- * whole and the state is rebuilt from the last checkpoint.
+ * The count is what the blocks take from the pool (their headers and the
+ * pool's rounding included), so that no pipeline holds more of the pool
+ * than that setting allows.  When a worker fails halfway through a change,
+ * the arena is freed as a whole and the state is rebuilt from the last
+ * checkpoint.
+ *
+ * Slots are limited per role and per database (windowagg.max_pipelines_
+ * per_role, max_pipelines_per_database; superusers' pipelines are exempt),
+ * so that one role or one database cannot take every slot, and with them
+ * every background worker and the pool: create_pipeline claims within the
+ * limits, and a worker starts only while its owner and its database run
+ * fewer pipelines than the limits allow (a pipeline over a lowered limit
+ * keeps running until it restarts, then waits for room).
  *
  * src/shmem.c
  *
@@ -24,8 +35,12 @@
 #include "pipeline.h"
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "commands/dbcommands.h"
+#include "utils/timeout.h"
 
 WaShared   *wa_shared = NULL;
 
@@ -136,10 +151,79 @@ wa_pool(void)
 
 /* ---------- slots ---------- */
 
+/* A slot that holds a pipeline, not one whose drop is being completed. */
+static bool
+slot_counts(WaPipelineSlot *slot)
+{
+	bool		dropping;
+
+	if (!slot->in_use)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	dropping = slot->drop_requested;
+	SpinLockRelease(&slot->mutex);
+	return !dropping;
+}
+
+/* Error for a role or a database over its limit (slots lock not held). */
+static void
+limit_reached(Oid dbid, Oid owner, int of_role, int of_db)
+{
+	if (of_role >= wa_max_pipelines_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("role \"%s\" already owns %d pipelines",
+						GetUserNameFromId(owner, false), of_role),
+				 errdetail("A role that is not a superuser may own at most %d (windowagg.max_pipelines_per_role).",
+						   wa_max_pipelines_per_role),
+				 errhint("Drop one of them, or ask an administrator to raise windowagg.max_pipelines_per_role.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("database \"%s\" already has %d pipelines",
+					get_database_name(dbid), of_db),
+			 errdetail("Roles that are not superusers may create pipelines in a database that has fewer than %d (windowagg.max_pipelines_per_database).",
+					   wa_max_pipelines_per_database),
+			 errhint("Drop one of them, or ask an administrator to raise windowagg.max_pipelines_per_database.")));
+}
+
+static bool
+over_limits(int of_role, int of_db)
+{
+	return of_role >= wa_max_pipelines_per_role ||
+		of_db >= wa_max_pipelines_per_database;
+}
+
+void
+wa_check_pipeline_limits(Oid dbid, Oid owner)
+{
+	int			of_role = 0;
+	int			of_db = 0;
+
+	wa_require_shared();
+	LWLockAcquire(slots_lock, LW_SHARED);
+	for (int i = 0; i < wa_shared->max_pipelines; i++)
+	{
+		WaPipelineSlot *slot = &wa_shared->slots[i];
+
+		if (slot_counts(slot))
+		{
+			of_role += slot->owner == owner;
+			of_db += slot->dbid == dbid;
+		}
+	}
+	LWLockRelease(slots_lock);
+	if (over_limits(of_role, of_db))
+		limit_reached(dbid, owner, of_role, of_db);
+}
+
 WaPipelineSlot *
-wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name)
+wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name,
+			  Oid result_table, bool check_limits)
 {
 	WaPipelineSlot *found = NULL;
+	bool		registered = false;
+	int			of_role = 0;
+	int			of_db = 0;
 
 	wa_require_shared();
 	LWLockAcquire(slots_lock, LW_EXCLUSIVE);
@@ -151,10 +235,21 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name)
 			slot->pipeline_id == pipeline_id)
 		{
 			found = slot;		/* already registered (discovery ran twice) */
+			registered = true;
 			break;
 		}
 		if (!slot->in_use && found == NULL)
 			found = slot;
+		if (slot_counts(slot))
+		{
+			of_role += slot->owner == owner;
+			of_db += slot->dbid == dbid;
+		}
+	}
+	if (!registered && check_limits && over_limits(of_role, of_db))
+	{
+		LWLockRelease(slots_lock);
+		limit_reached(dbid, owner, of_role, of_db);
 	}
 	if (found != NULL && !found->in_use)
 	{
@@ -163,6 +258,8 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name)
 		found->dbid = dbid;
 		found->pipeline_id = pipeline_id;
 		found->owner = owner;
+		found->result_table = result_table;
+		found->admitted = false;
 		strlcpy(found->name, name, NAMEDATALEN);
 		SpinLockAcquire(&found->mutex);
 		found->wanted = false;
@@ -180,8 +277,11 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name)
 		memset(&found->stats, 0, sizeof(found->stats));
 		SpinLockRelease(&found->mutex);
 		found->engine = NULL;
+		found->engine_dbid = InvalidOid;
+		found->engine_pipeline_id = 0;
 		found->arena.head = InvalidDsaPointer;
 		found->arena.bytes = 0;
+		found->memory_limit_hit = false;
 	}
 	LWLockRelease(slots_lock);
 	if (found == NULL)
@@ -199,7 +299,43 @@ wa_slot_release(WaPipelineSlot *slot)
 {
 	LWLockAcquire(slots_lock, LW_EXCLUSIVE);
 	slot->in_use = false;
+	slot->admitted = false;
 	slot->generation++;
+	LWLockRelease(slots_lock);
+}
+
+bool
+wa_slot_admit(WaPipelineSlot *slot, Oid owner, bool exempt,
+			  int *role_running, int *db_running)
+{
+	bool		admitted;
+
+	*role_running = 0;
+	*db_running = 0;
+	LWLockAcquire(slots_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < wa_shared->max_pipelines; i++)
+	{
+		WaPipelineSlot *other = &wa_shared->slots[i];
+
+		if (other == slot || !other->in_use || !other->admitted)
+			continue;
+		*role_running += other->owner == owner;
+		*db_running += other->dbid == slot->dbid;
+	}
+	admitted = exempt || (*role_running < wa_max_pipelines_per_role &&
+						  *db_running < wa_max_pipelines_per_database);
+	/* the catalog's word on the owner, whatever claimed the slot */
+	slot->owner = owner;
+	slot->admitted = admitted;
+	LWLockRelease(slots_lock);
+	return admitted;
+}
+
+void
+wa_slot_leave(WaPipelineSlot *slot)
+{
+	LWLockAcquire(slots_lock, LW_EXCLUSIVE);
+	slot->admitted = false;
 	LWLockRelease(slots_lock);
 }
 
@@ -291,6 +427,27 @@ typedef struct ArenaBlock
 
 #define BLOCK_HEADER MAXALIGN(sizeof(ArenaBlock))
 
+/*
+ * What a block of size bytes takes from the pool: its header, and the
+ * pool's rounding.  DSA serves requests up to 8 kB from size classes four
+ * to a doubling (8, 16, ... 64, 80, 96, 112, 128, 160 ...), and larger ones
+ * in whole 4 kB pages; rounding the same way counts what a block really
+ * holds, within the classes' own spacing.
+ */
+static Size
+block_footprint(Size size)
+{
+	Size		n = BLOCK_HEADER + size;
+	Size		step;
+
+	if (n > 8192)
+		return TYPEALIGN(4096, n);
+	if (n <= 64)
+		return TYPEALIGN(8, n);
+	step = (Size) 1 << (pg_leftmost_one_pos64((uint64) (n - 1)) - 2);
+	return TYPEALIGN(step, n);
+}
+
 static inline ArenaBlock *
 block_of(dsa_area *area, dsa_pointer dp)
 {
@@ -306,15 +463,20 @@ arena_alloc(void *arg, size_t size)
 	dsa_pointer dp;
 	ArenaBlock *block;
 	uint64		limit = (uint64) wa_max_state_memory_kb * 1024;
+	Size		footprint = block_footprint(size);
 
-	if (arena->bytes + size > limit)
+	if (arena->bytes + footprint > limit)
+	{
+		/* the worker tells this from any other error (memory_full) */
+		slot->memory_limit_hit = true;
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("pipeline \"%s\" reached windowagg.max_state_memory (%d kB)",
 						slot->name, wa_max_state_memory_kb),
 				 errdetail("Its state holds %llu bytes and needs %zu more.",
-						   (unsigned long long) arena->bytes, size),
+						   (unsigned long long) arena->bytes, footprint),
 				 errhint("Raise windowagg.max_state_memory and reload the configuration; the pipeline resumes where it stopped.")));
+	}
 	dp = dsa_allocate_extended(area, BLOCK_HEADER + size,
 							   DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 	if (!DsaPointerIsValid(dp))
@@ -330,11 +492,11 @@ arena_alloc(void *arg, size_t size)
 	block->self = dp;
 	block->prev = InvalidDsaPointer;
 	block->next = arena->head;
-	block->size = size;
+	block->size = footprint;
 	if (DsaPointerIsValid(arena->head))
 		block_of(area, arena->head)->prev = dp;
 	arena->head = dp;
-	arena->bytes += size;
+	arena->bytes += footprint;
 	return (char *) block + BLOCK_HEADER;
 }
 
@@ -409,6 +571,40 @@ wa_status_name(WaPipelineStatus status)
 			return "stopped";
 		case WA_STATUS_FLUSHED:
 			return "flushed";
+		case WA_STATUS_WAITING:
+			return "waiting";
 	}
 	return "unknown";
+}
+
+/* ---------- interrupts under the state lock ---------- */
+
+void
+wa_check_for_interrupts_locked(void)
+{
+	if (likely(!InterruptPending) || CritSectionCount > 0)
+		return;
+	if (ProcDiePending)
+	{
+		ProcDiePending = false;
+		if (IsBackgroundWorker)
+			ereport(FATAL,
+					(errcode(ERRCODE_ADMIN_SHUTDOWN),
+					 errmsg("terminating background worker \"%s\" due to administrator command",
+							MyBgworkerEntry->bgw_type)));
+		ereport(FATAL,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("terminating connection due to administrator command")));
+	}
+	if (QueryCancelPending && QueryCancelHoldoffCount == 0)
+	{
+		QueryCancelPending = false;
+		if (get_timeout_indicator(STATEMENT_TIMEOUT, true))
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to statement timeout")));
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling statement due to user request")));
+	}
 }

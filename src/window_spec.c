@@ -196,8 +196,61 @@ window_field(HeapTupleHeader tup, int attno, const char *name)
 	return DatumGetInt64(d);
 }
 
+/*
+ * The most windows a set may hold: the engine keeps state and does work per
+ * window for every key, and its planner is quadratic in them.
+ */
+#define MAX_WINDOWS 64
+
+/*
+ * The most windows one event may fall into, over every window of a set: each
+ * of them is a pane to emit for it (and again for a late event), and a
+ * hopping('1 day', '1 microsecond') would give 86,400,000,000.
+ */
+#define MAX_WINDOWS_PER_EVENT 100000
+
+void
+wa_window_set_check_limits(const WaWindowSet *set)
+{
+	int64		per_event = 0;
+
+	if (set->n_windows > MAX_WINDOWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many windows: %d", set->n_windows),
+				 errdetail("A window set holds at most %d windows.", MAX_WINDOWS)));
+	for (int i = 0; i < set->n_windows; i++)
+	{
+		const wa_window *w = &set->windows[i];
+		int64		n = w->size / w->slide + (w->size % w->slide != 0);
+
+		per_event += n;
+		if (n > MAX_WINDOWS_PER_EVENT)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("window %d puts each event into " INT64_FORMAT " windows", i + 1, n),
+					 errdetail("An event may fall into at most %d windows, and each of them is a pane to emit.",
+							   MAX_WINDOWS_PER_EVENT),
+					 errhint("Use a longer slide or a shorter size.")));
+	}
+	if (per_event > MAX_WINDOWS_PER_EVENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the windows put each event into " INT64_FORMAT " windows", per_event),
+				 errdetail("An event may fall into at most %d windows, and each of them is a pane to emit.",
+						   MAX_WINDOWS_PER_EVENT),
+				 errhint("Use longer slides or shorter sizes, or fewer windows.")));
+}
+
 void
 wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
+{
+	wa_window_set_decode(arr, set);
+	wa_window_set_check_limits(set);
+}
+
+void
+wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 {
 	Datum	   *elems;
 	bool	   *nulls;

@@ -25,7 +25,9 @@ PG_MODULE_MAGIC;
 /* see each GUC's description below */
 int			wa_result_memory_kb = 8192;
 int			wa_max_pipelines = 16;
-int			wa_shared_memory_mb = 64;
+int			wa_max_pipelines_per_role = 4;
+int			wa_max_pipelines_per_database = 8;
+int			wa_shared_memory_mb = 256;
 int			wa_max_state_memory_kb = 32 * 1024;
 int			wa_epoch_ms = 50;
 int			wa_epoch_rows = 100000;
@@ -69,6 +71,22 @@ _PG_init(void)
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("windowagg.max_pipelines_per_role",
+							"Most pipelines a role that is not a superuser may own and run.",
+							"Counted over every database of the server.  A pipeline over a lowered "
+							"limit keeps running until its worker restarts, then waits for room.",
+							&wa_max_pipelines_per_role,
+							4, 0, 1024,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("windowagg.max_pipelines_per_database",
+							"Most pipelines one database may hold and run for roles that are not superusers.",
+							"Superusers' pipelines count towards it but are never refused.",
+							&wa_max_pipelines_per_database,
+							8, 0, 1024,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("windowagg.share_windows",
 							 "Computes windows from other windows' results where the coverage plan says it is cheaper.",
 							 "Off, every window is computed from the shared slices; results are the same. "
@@ -89,9 +107,10 @@ _PG_init(void)
 								NULL, NULL, NULL);
 		DefineCustomIntVariable("windowagg.shared_memory",
 								"Shared memory reserved at server start for the state of every pipeline.",
-								NULL,
+								"Keep it at least twice windowagg.max_pipelines_per_role times "
+								"windowagg.max_state_memory, so that one role's pipelines cannot fill it.",
 								&wa_shared_memory_mb,
-								64, 1, 1024 * 1024,
+								256, 1, 1024 * 1024,
 								PGC_POSTMASTER, GUC_UNIT_MB,
 								NULL, NULL, NULL);
 		wa_shmem_install_hooks();

@@ -63,6 +63,10 @@ typedef struct WaWindowSet
 
 /* Decode and check a windowagg.window[] argument. */
 extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
+/* The same without the limits below (definitions made by older versions). */
+extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
+/* Error unless the set is within the windows a set and an event may have. */
+extern void wa_window_set_check_limits(const WaWindowSet *set);
 
 struct WaAggQuery;
 /* The windows' time domain must be the event time's. */
@@ -139,6 +143,17 @@ extern RangeVar *wa_agg_query_source_name(const char *query);
 #define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)
 extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
+
+/*
+ * The shape of an engine that runs a query over a window set: a SHA-256
+ * digest of everything that decides how its state and its panes are to be
+ * read (the row query, key, input and result types, aggregate kinds,
+ * windows, bound and lateness).  A reader of another process's engine
+ * decodes it only if its own parse of the query has the same shape.
+ */
+#define WA_SHAPE_LEN 32
+extern void wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
+							   int64 bound, int64 lateness, uint8 *shape);
 
 /* ---------- keys (key_codec.c) ---------- */
 

@@ -3,9 +3,16 @@
  * worker.c
  *	  A pipeline worker: restore the checkpoint, then run epochs.
  *
- * The worker acts as the pipeline's owner, so it reads the source and
- * writes the result tables with the owner's privileges.  Its engine lives
- * in the shared pool (shmem.c), where windowagg.live() can read it.
+ * The worker acts as the owner that the pipeline's catalog row names, and
+ * nothing else: it connects as the bootstrap superuser (so that an owner
+ * who may not log in can still own a pipeline), becomes the owner before
+ * it runs any statement of the owner's, and stays in a security-
+ * restricted operation for good, so that no function of the owner's can
+ * switch back to the session's user.  It reads the source and writes the
+ * result tables with the owner's privileges, under the search_path the
+ * pipeline was created with; only catalog statements run as another role,
+ * in the pinned scope of catalog.c.  Its engine lives in the shared pool
+ * (shmem.c), where windowagg.live() can read it.
  *
  * An epoch is one transaction (REPEATABLE READ, so one snapshot):
  *	  read the source's new rows (table_source.c) into the engine, emit the
@@ -30,6 +37,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -42,8 +50,10 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/lsyscache.h"
 #include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "logical_source.h"
 #include "sink.h"
@@ -62,6 +72,7 @@ typedef struct Worker
 
 	WaPipelineDef *def;
 	WaAggQuery *query;
+	uint8		shape[WA_SHAPE_LEN];	/* of the query the engine runs */
 	WaKeyCodec	codec;
 	wa_engine  *engine;
 	wa_allocator allocator;
@@ -74,6 +85,8 @@ typedef struct Worker
 	SPIPlanPtr	progress_plan;
 
 	bool		source_changed; /* relcache invalidation for the source */
+	bool		waiting_for_room;	/* refused by the per-role or
+									 * per-database limit */
 
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
@@ -112,6 +125,44 @@ unlock_state(Worker *w)
 	}
 }
 
+/*
+ * Errors raised while the engine works under the state lock (firing,
+ * flushing, restoring) say so: a cancel or terminate taken there shows
+ * that the work stopped halfway, as it may.
+ */
+typedef struct EngineStep
+{
+	ErrorContextCallback callback;
+	Worker	   *worker;
+	const char *what;
+} EngineStep;
+
+static void
+engine_step_context(void *arg)
+{
+	EngineStep *step = arg;
+
+	errcontext("%s the windows of pipeline \"%s\"", step->what,
+			   step->worker->def->name);
+}
+
+static void
+engine_step_begin(EngineStep *step, Worker *w, const char *what)
+{
+	step->worker = w;
+	step->what = what;
+	step->callback.callback = engine_step_context;
+	step->callback.arg = step;
+	step->callback.previous = error_context_stack;
+	error_context_stack = &step->callback;
+}
+
+static void
+engine_step_end(EngineStep *step)
+{
+	error_context_stack = step->callback.previous;
+}
+
 /* ---------- rows ---------- */
 
 static void
@@ -119,6 +170,8 @@ emit_pane(void *arg, const wa_pane *pane)
 {
 	Worker	   *w = arg;
 
+	/* one row or one flush can fire very many windows, all under the lock */
+	wa_check_for_interrupts_locked();
 	wa_sink_add_pane(&w->sink, pane);
 }
 
@@ -279,6 +332,9 @@ create_engine(Worker *w)
 	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
 	w->engine = wa_engine_create(&config);
 	w->slot->engine = w->engine;
+	w->slot->engine_dbid = MyDatabaseId;
+	w->slot->engine_pipeline_id = w->def->id;
+	memcpy(w->slot->engine_shape, w->shape, WA_SHAPE_LEN);
 	LWLockRelease(&w->slot->state_lock);
 }
 
@@ -291,6 +347,8 @@ discard_engine(WaPipelineSlot *slot)
 	if (!held)
 		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
 	slot->engine = NULL;
+	slot->engine_dbid = InvalidOid;
+	slot->engine_pipeline_id = 0;
 	wa_arena_reset(&slot->arena);
 	if (!held)
 		LWLockRelease(&slot->state_lock);
@@ -338,19 +396,23 @@ restore(Worker *w)
 	bool		hwm_null;
 	int64		hwm;
 	wa_time_state time;
+	EngineStep	step;
 
 	create_engine(w);
 
 	wa_catalog_exec("SELECT p.arrival_hwm, p.arrival_gaps, p.max_event_time, p.watermark, "
 					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
 					"p.panes_late, p.epochs, "
-					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid = "
-					" pg_catalog.pg_get_serial_sequence(l.source::regclass::text, l.arrival_column)::regclass), "
+					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid OPERATOR(pg_catalog.=) "
+					" pg_catalog.pg_get_serial_sequence(l.source::pg_catalog.regclass::pg_catalog.text, "
+					" l.arrival_column)::pg_catalog.regclass), "
 					"p.checkpoint_seq, "
-					"(SELECT COALESCE(max(c.seq), 0) FROM windowagg.checkpoints c WHERE c.pipeline = p.pipeline), "
+					"(SELECT COALESCE(pg_catalog.max(c.seq), 0) FROM windowagg.checkpoints c "
+					" WHERE c.pipeline OPERATOR(pg_catalog.=) p.pipeline), "
 					"p.source_lsn, p.source_updates, p.source_deletes "
-					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l ON l.id = p.pipeline "
-					"WHERE p.pipeline = $1",
+					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l "
+					"ON l.id OPERATOR(pg_catalog.=) p.pipeline "
+					"WHERE p.pipeline OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);
 	/*
 	 * The progress row and the checkpoint log are written in one
@@ -409,8 +471,10 @@ restore(Worker *w)
 
 	/* the slices, from the checkpoint log */
 	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	engine_step_begin(&step, w, "restoring");
 	w->sink.ckpt.acc_size = wa_engine_acc_size(w->engine);
 	(void) wa_ckpt_restore(&w->sink.ckpt, w->engine);
+	engine_step_end(&step);
 	LWLockRelease(&w->slot->state_lock);
 	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
 	wa_engine_restore_done(w->engine);
@@ -437,7 +501,10 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
 	w->committed.last_epoch_at = GetCurrentTimestamp();
 	if (w->def->logical && w->def->connection != NULL)
+	{
 		w->committed.retained_wal = wa_logical_retained_bytes(&w->logical);
+		w->committed.retained_wal_known = true;
+	}
 	SpinLockAcquire(&slot->mutex);
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
@@ -457,20 +524,22 @@ prepare_progress_plan(Worker *w)
 	Oid			types[14] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
 	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID};
 
-	w->progress_plan = SPI_prepare("UPDATE windowagg.pipeline_progress SET "
-								   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
-								   "watermark = $5, events_in = events_in + $6, "
-								   "events_partial = events_partial + $7, "
-								   "dead_letters = dead_letters + $8, "
-								   "panes_on_time = panes_on_time + $9, "
-								   "panes_late = panes_late + $10, epochs = epochs + 1, "
-								   "checkpoint_seq = $11, source_lsn = $12, "
-								   "source_updates = source_updates + $13, "
-								   "source_deletes = source_deletes + $14, "
-								   "updated_at = pg_catalog.now() WHERE pipeline = $1",
-								   14, types);
-	if (w->progress_plan == NULL || SPI_keepplan(w->progress_plan) != 0)
-		elog(ERROR, "could not prepare the progress update");
+	/* prepared in the catalog's scope, so that it is re-planned there too */
+	w->progress_plan =
+		wa_catalog_prepare("UPDATE windowagg.pipeline_progress SET "
+						   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
+						   "watermark = $5, events_in = events_in OPERATOR(pg_catalog.+) $6, "
+						   "events_partial = events_partial OPERATOR(pg_catalog.+) $7, "
+						   "dead_letters = dead_letters OPERATOR(pg_catalog.+) $8, "
+						   "panes_on_time = panes_on_time OPERATOR(pg_catalog.+) $9, "
+						   "panes_late = panes_late OPERATOR(pg_catalog.+) $10, "
+						   "epochs = epochs OPERATOR(pg_catalog.+) 1, "
+						   "checkpoint_seq = $11, source_lsn = $12, "
+						   "source_updates = source_updates OPERATOR(pg_catalog.+) $13, "
+						   "source_deletes = source_deletes OPERATOR(pg_catalog.+) $14, "
+						   "updated_at = pg_catalog.now() "
+						   "WHERE pipeline OPERATOR(pg_catalog.=) $1",
+						   14, types);
 }
 
 static void
@@ -514,39 +583,35 @@ source_invalidated(Datum arg, Oid relid)
 		w->source_changed = true;
 }
 
-static bool
-same_shape(const WaAggQuery *a, const WaAggQuery *b)
+/*
+ * A logical source bypasses what a query would check on each row: its
+ * owner must be able to read the source whole, and use a slot here.
+ */
+static void
+check_logical_source(Worker *w)
 {
-	if (strcmp(a->row_query, b->row_query) != 0 ||
-		a->event_time_type != b->event_time_type ||
-		a->n_keys != b->n_keys || a->n_aggs != b->n_aggs ||
-		a->n_inputs != b->n_inputs)
-		return false;
-	for (int i = 0; i < a->n_keys; i++)
-		if (a->keys[i].typid != b->keys[i].typid)
-			return false;
-	for (int i = 0; i < a->n_aggs; i++)
-		if (a->aggs[i].result_type != b->aggs[i].result_type)
-			return false;
-	for (int i = 0; i < a->n_inputs; i++)
-		if (a->input_types[i] != b->input_types[i])
-			return false;
-	return true;
+	if (w->def->logical)
+		wa_logical_check_source(w->def->source, w->def->owner,
+								w->def->connection == NULL);
 }
 
 /*
- * After an ALTER TABLE on the source, the query must still mean what it
- * meant: a dropped column fails to parse, and a column whose type changed
- * would otherwise be read as the old type.
+ * After an ALTER TABLE on the source (or a GRANT, or a change of its
+ * row-level security), the query must still mean what it meant: a dropped
+ * column fails to parse, and a column whose type changed would otherwise
+ * be read as the old type.
  */
 static void
 recheck_source(Worker *w)
 {
 	WaAggQuery *now;
+	uint8		shape[WA_SHAPE_LEN];
 
 	w->source_changed = false;
 	now = wa_pipeline_query_parse_now(w->def);
-	if (!same_shape(now, w->query))
+	check_logical_source(w);
+	wa_pipeline_shape(w->def, now, shape);
+	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the source table of pipeline \"%s\" changed", w->def->name),
@@ -584,6 +649,7 @@ run_epoch(Worker *w)
 	int			gaps_before = w->source.n_gaps;
 	TimestampTz now;
 	wa_time_state time;
+	EngineStep	step;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -614,18 +680,20 @@ run_epoch(Worker *w)
 	lock_state(w);
 	MemoryContextSwitchTo(w->epoch_cxt);
 	now = GetCurrentTimestamp();
+	if (caught_up && flush_request != 0 && seq >= flush_request)
+		flush = true;
+	engine_step_begin(&step, w, flush ? "flushing" : "firing");
 	if (w->source.rows_read > 0 || w->source.found != NIL ||
 		w->logical.rows_read > 0)
 		w->last_row_at = now;
 	else if (w->def->has_idle_timeout &&
 			 now - w->last_row_at >= w->def->idle_timeout_us)
 		wa_engine_advance(w->engine, (wa_tick) now - w->def->bound);
-	if (caught_up && flush_request != 0 && seq >= flush_request)
-		flush = true;
 	if (flush)
 		wa_engine_flush(w->engine);
 	wa_engine_emit_late(w->engine);
 	wa_sink_collect_checkpoint(&w->sink, w->engine, &time);
+	engine_step_end(&step);
 	w->committed.max_event_time = time.max_ts;
 	if (flush)
 		w->sink.expire_below = PG_INT64_MAX;	/* a flushed engine holds nothing */
@@ -684,6 +752,45 @@ leave_dropped(Worker *w)
 	proc_exit(0);
 }
 
+/*
+ * Become the owner the catalog names (never one a trigger or a slot
+ * passed on), if its role and its database run fewer pipelines than the
+ * limits allow.  Inside setup's transaction, which keeps the identity
+ * when it commits.
+ */
+static void
+become_owner(Worker *w)
+{
+	Oid			owner = w->def->owner;
+	int			role_running;
+	int			db_running;
+
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the owner of pipeline \"%s\" no longer exists", w->def->name),
+				 errdetail("Role with OID %u was dropped.", owner),
+				 errhint("Drop and re-create the pipeline.")));
+	if (!wa_slot_admit(w->slot, owner, superuser_arg(owner),
+					   &role_running, &db_running))
+	{
+		bool		role_full = role_running >= wa_max_pipelines_per_role;
+
+		w->waiting_for_room = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 role_full ?
+				 errmsg("role \"%s\" already runs %d pipelines (windowagg.max_pipelines_per_role)",
+						GetUserNameFromId(owner, false), role_running) :
+				 errmsg("database \"%s\" already runs %d pipelines (windowagg.max_pipelines_per_database)",
+						get_database_name(MyDatabaseId), db_running),
+				 errdetail("Pipeline \"%s\" starts once one of them stops, or the limit is raised.",
+						   w->def->name)));
+	}
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
 static void
 setup(Worker *w)
 {
@@ -698,9 +805,13 @@ setup(Worker *w)
 	old = MemoryContextSwitchTo(w->cxt);
 	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
 	/* SPI calls leave SPI's context current: switch back after each */
+	MemoryContextSwitchTo(w->cxt);
 	if (w->def == NULL)
 		leave_dropped(w);		/* its creating (sub)transaction rolled
 								 * back, or it was dropped */
+	become_owner(w);
+	pgstat_report_appname(psprintf("windowagg pipeline %s", w->def->name));
+
 	/*
 	 * Parsed as the owner (who must still be able to read the source) and
 	 * under the creator's search_path, which the worker keeps: the row
@@ -710,6 +821,9 @@ setup(Worker *w)
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SET, true, 0, false);
 	w->query = wa_pipeline_query_parse_now(w->def);
+	wa_window_set_check_limits(&w->def->windows);
+	check_logical_source(w);
+	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1));
@@ -802,6 +916,8 @@ worker_exit(int code, Datum arg)
 		slot->worker_latch = NULL;
 	}
 	SpinLockRelease(&slot->mutex);
+	if (worker != NULL && worker->generation == slot->generation)
+		wa_slot_leave(slot);
 	wa_wake_launcher();
 }
 
@@ -859,10 +975,13 @@ recover_from_error(Worker *w)
 	MemoryContextReset(w->epoch_cxt);
 	MemoryContextReset(w->row_cxt);
 
-	memory_full = edata->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
-	needs_user = needs_user_action(edata->sqlerrcode);
+	memory_full = w->slot->memory_limit_hit;
+	w->slot->memory_limit_hit = false;
+	needs_user = !memory_full && !w->waiting_for_room &&
+		needs_user_action(edata->sqlerrcode);
 	SpinLockAcquire(&w->slot->mutex);
 	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL :
+		w->waiting_for_room ? WA_STATUS_WAITING :
 		needs_user ? WA_STATUS_STOPPED : WA_STATUS_FAILED;
 	w->slot->needs_resume = needs_user;
 	strlcpy(w->slot->last_error, edata->message, sizeof(w->slot->last_error));
@@ -933,14 +1052,16 @@ wa_worker_main(Datum arg)
 	before_shmem_exit(worker_exit, PointerGetDatum(slot));
 
 	/*
-	 * Connect as the bootstrap superuser and become the owner for good: a
-	 * role that may not log in can still own a pipeline.  Transactions
-	 * restore this identity when they end, and only catalog statements
-	 * (catalog.c) switch away from it.
+	 * Connect as the bootstrap superuser (a role that may not log in can
+	 * still own a pipeline), but never act with its rights: from here on
+	 * the worker is in a security-restricted operation, and setup becomes
+	 * the owner before anything of the owner's runs.  Transactions that
+	 * abort restore the identity they started with, and only catalog
+	 * statements (catalog.c) switch away from it.
 	 */
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
-	SetUserIdAndSecContext(slot->owner, SECURITY_LOCAL_USERID_CHANGE);
-	pgstat_report_appname(psprintf("windowagg pipeline %s", slot->name));
+	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 
 	for (;;)
 	{
