@@ -889,6 +889,25 @@ check_requests(Worker *w)
 		proc_exit(0);
 }
 
+/*
+ * A worker terminated while it holds the state lock (halfway through a
+ * firing) detaches its engine before the exit's clean-up releases the
+ * lock, so that no reader sees it half-modified; worker_exit frees it.
+ * Registered after the connection, so that it runs before that clean-up.
+ */
+static void
+detach_engine_at_exit(int code, Datum arg)
+{
+	WaPipelineSlot *slot = (WaPipelineSlot *) DatumGetPointer(arg);
+
+	if (LWLockHeldByMe(&slot->state_lock))
+	{
+		slot->engine = NULL;
+		slot->engine_dbid = InvalidOid;
+		slot->engine_pipeline_id = 0;
+	}
+}
+
 static void
 worker_exit(int code, Datum arg)
 {
@@ -950,6 +969,14 @@ recover_from_error(Worker *w)
 	edata = CopyErrorData();
 
 	/*
+	 * The error may have stopped the engine halfway through a change (an
+	 * interrupt taken while firing): detach it before the abort releases
+	 * the state lock, so that no reader of live windows sees it.
+	 */
+	discard_engine(w->slot);
+	w->engine = NULL;
+
+	/*
 	 * A pipeline dropped with its tables while its worker runs makes the
 	 * worker fail on a vanished table or row; it leaves right after, so
 	 * that is no error worth a user's attention.
@@ -969,8 +996,6 @@ recover_from_error(Worker *w)
 	w->locked = false;
 	if (w->def != NULL && w->def->logical)
 		wa_logical_close(&w->logical);	/* restore streams from the offset */
-	discard_engine(w->slot);
-	w->engine = NULL;
 	wa_sink_reset(&w->sink);
 	MemoryContextReset(w->epoch_cxt);
 	MemoryContextReset(w->row_cxt);
@@ -1060,6 +1085,7 @@ wa_worker_main(Datum arg)
 	 * statements (catalog.c) switch away from it.
 	 */
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	before_shmem_exit(detach_engine_at_exit, PointerGetDatum(slot));
 	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 
