@@ -294,6 +294,28 @@ SELECT count(*) > 0 AS her_code_ran_as_her FROM sec_log WHERE what LIKE 'm\_prob
 SELECT * FROM sec_breach_list();
 CALL sec_next_step();
 
+-- Her code that the worker runs while it reads the source runs with no
+-- lock of the pipeline held: it may even read the pipeline's own live
+-- windows (which would wait for ever, uninterruptibly, on a lock held).
+SET ROLE wa_mallory;
+CREATE TABLE mallory.loop_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                               t bigint NOT NULL, v int NOT NULL);
+CREATE FUNCTION mallory.peek(v int) RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog AS $$
+BEGIN
+    IF v = 2 THEN
+        PERFORM count(*) FROM windowagg.live('m_loop') AS l(window_start bigint, window_end bigint, n bigint);
+    END IF;
+    RETURN true;
+END $$;
+SELECT windowagg.create_pipeline('m_loop', 'SELECT count(*) AS n FROM mallory.loop_src WHERE mallory.peek(v)',
+                                 't', ARRAY[windowagg.tumbling(10)],
+                                 result_table => 'mallory.m_loop') IS NOT NULL AS created;
+INSERT INTO mallory.loop_src (t, v) VALUES (1, 1), (2, 2), (3, 3);
+SELECT windowagg.flush('m_loop', '1 min');
+SELECT window_start, n FROM mallory.m_loop;
+RESET ROLE;
+
 --
 -- 5. Another role's pipeline: neither controlled nor read by her.
 --
@@ -311,6 +333,24 @@ SELECT windowagg.create_pipeline('v_broken', 'SELECT k, count(*) AS n FROM victi
 GRANT SELECT ON victim.v1 TO wa_reader;
 INSERT INTO victim.vsrc (k, t, v) SELECT i % 2, i, i FROM generate_series(1, 50) i;
 SELECT windowagg.wait('v1');
+-- one whose query names its table through the search_path
+CREATE TABLE victim.v2src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                           k int NOT NULL, t bigint NOT NULL, secret_flag int);
+SET search_path = victim;
+SELECT windowagg.create_pipeline('v2', 'SELECT k, count(*) AS n FROM v2src WHERE secret_flag <> 42 GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'victim.v2') IS NOT NULL AS created;
+RESET search_path;
+GRANT SELECT ON victim.v2 TO wa_reader;
+INSERT INTO victim.v2src (k, t, secret_flag) VALUES (1, 1, 0);
+SELECT windowagg.wait('v2');
+-- and one with an event at the end of time (stat_pipelines must show it)
+CREATE TABLE victim.tsrc (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ts timestamptz NOT NULL);
+SELECT windowagg.create_pipeline('v_late_ts', 'SELECT count(*) AS n FROM victim.tsrc',
+                                 'ts', ARRAY[windowagg.tumbling('1 min')],
+                                 result_table => 'victim.v_late_ts') IS NOT NULL AS created;
+INSERT INTO victim.tsrc (ts) VALUES ('294276-12-31 23:59:59.999999+00');
+SELECT windowagg.wait('v_late_ts');
+SELECT name, status, watermark, watermark_ticks FROM windowagg.stat_pipelines WHERE name = 'v_late_ts';
 -- v_broken stops: its owner can no longer read its source
 REVOKE SELECT ON victim.vbroken FROM wa_victim;
 SELECT windowagg.pause('v_broken');
@@ -345,6 +385,51 @@ SELECT name, status, events_in, watermark_ticks, state_bytes, last_error
 FROM windowagg.stat_pipelines ORDER BY 1;
 SELECT count(*) AS live_windows FROM windowagg.live('v1') AS l(k int, window_start bigint, window_end bigint, n bigint);
 SELECT name FROM windowagg.pipelines;
+-- her temporary table named like the source shadows nothing in the owner's query
+CREATE TEMP TABLE v2src (k int, t bigint);
+SELECT count(*) AS live_windows FROM windowagg.live('v2') AS l(k int, window_start bigint, window_end bigint, n bigint);
+DROP TABLE v2src;
+RESET ROLE;
+-- a query that no longer parses: the owner sees why, a reader not its text
+ALTER TABLE victim.v2src RENAME COLUMN secret_flag TO renamed_flag;
+SET ROLE wa_reader;
+SELECT count(*) FROM windowagg.live('v2') AS l(k int, window_start bigint, window_end bigint, n bigint);
+RESET ROLE;
+SET ROLE wa_victim;
+SELECT count(*) FROM windowagg.live('v2') AS l(k int, window_start bigint, window_end bigint, n bigint);
+ALTER TABLE victim.v2src RENAME COLUMN renamed_flag TO secret_flag;
+-- row-level security on the results: the reader's live windows cannot be filtered
+ALTER TABLE victim.v1 ENABLE ROW LEVEL SECURITY;
+RESET ROLE;
+SET ROLE wa_reader;
+SELECT count(*) FROM windowagg.live('v1') AS l(k int, window_start bigint, window_end bigint, n bigint);
+RESET ROLE;
+ALTER TABLE victim.v1 DISABLE ROW LEVEL SECURITY;
+-- her pipeline over a table the victim let her read does not keep the
+-- victim from dropping it (her pipeline stops instead)
+SET ROLE wa_victim;
+CREATE TABLE victim.shared (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+GRANT USAGE ON SCHEMA victim TO wa_mallory;
+GRANT SELECT ON victim.shared TO wa_mallory;
+SET ROLE wa_mallory;
+SELECT windowagg.create_pipeline('m_squat', 'SELECT k, count(*) AS n FROM victim.shared GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)],
+                                 result_table => 'mallory.m_squat') IS NOT NULL AS created;
+SET ROLE wa_victim;
+DROP TABLE victim.shared;
+REVOKE USAGE ON SCHEMA victim FROM wa_mallory;
+RESET ROLE;
+DO $$
+BEGIN
+    FOR i IN 1 .. 600 LOOP
+        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'm_squat');
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+SELECT status FROM windowagg.stat_pipelines WHERE name = 'm_squat';
+-- a table whose own pipeline reads it is kept, with the pipeline named
+SET ROLE wa_victim;
+DROP TABLE victim.vsrc;
 RESET ROLE;
 -- a monitor sees every pipeline's status and counters, not its errors
 SET ROLE wa_watcher;
@@ -362,6 +447,13 @@ CREATE ROLE wa_colleague IN ROLE wa_victim;
 SET ROLE wa_colleague;
 SELECT name FROM windowagg.pipelines ORDER BY 1;
 SELECT windowagg.wait('v1');
+RESET ROLE;
+SET ROLE wa_victim;
+SELECT windowagg.drop_pipeline(name, drop_tables => true) FROM windowagg.pipelines
+WHERE name IN ('v2', 'v_late_ts') ORDER BY name;
+SET ROLE wa_mallory;
+SELECT windowagg.drop_pipeline(name, drop_tables => true) FROM windowagg.pipelines
+WHERE name IN ('m_loop', 'm_squat') ORDER BY name;
 RESET ROLE;
 
 --

@@ -42,6 +42,13 @@ FROM PUBLIC;
 -- for the catalog's trigger only (the function checks that it is)
 REVOKE ALL ON FUNCTION windowagg._pipeline_inserted() FROM PUBLIC;
 
+-- Exact, and NULL where the tick is no timestamp (an event time near the
+-- int64 limits), so that stat_pipelines never fails on one.
+CREATE OR REPLACE FUNCTION windowagg._ticks_to_timestamptz(ticks numeric)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'wa_ticks_to_timestamptz'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- Everyone sees the catalog rows of the pipelines whose owner role they
 -- are a member of (superusers every row); windowagg itself reads and
 -- writes them as the tables' owner.  stat_pipelines shows others' status.
@@ -109,10 +116,12 @@ LEFT JOIN windowagg._pipeline_status() s ON s.pipeline OPERATOR(pg_catalog.=) p.
 WHERE a.counters
    OR pg_catalog.has_table_privilege(p.result_table::pg_catalog.oid, 'SELECT');
 
--- SECURITY DEFINER: whoever drops a table must not need to read the
--- catalog (which shows each role its own pipelines only).
+-- It runs as whoever drops a table, and sees through the catalog's
+-- row-level security the pipelines of the roles the dropper is a member
+-- of: a table of someone else's that another role's pipeline reads is not
+-- kept from its owner (that pipeline stops), nor is that pipeline named.
 CREATE OR REPLACE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r record;
 BEGIN

@@ -548,10 +548,12 @@ AS 'MODULE_PATHNAME', 'wa_pipeline_status'
 LANGUAGE C VOLATILE;
 
 -- Timestamp ticks are microseconds since 2000-01-01, PostgreSQL's own epoch.
+-- Exact, and NULL where the tick is no timestamp (an event time near the
+-- int64 limits), so that stat_pipelines never fails on one.
 CREATE FUNCTION windowagg._ticks_to_timestamptz(ticks numeric)
 RETURNS timestamptz
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_catalog.to_timestamp((ticks / 1000000 + 946684800)::float8);
+AS 'MODULE_PATHNAME', 'wa_ticks_to_timestamptz'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- What each reader may see: members of a pipeline's owner role and of
 -- pg_monitor its status and counters (the last error only the former,
@@ -617,10 +619,12 @@ GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
 -- source, result or dead-letter table fails and says to drop the pipeline
 -- first (windowagg.drop_pipeline(name, drop_tables => true) drops them all).
 --
--- SECURITY DEFINER: whoever drops a table must not need to read the
--- catalog (which shows each role its own pipelines only).
+-- It runs as whoever drops a table, and sees through the catalog's
+-- row-level security the pipelines of the roles the dropper is a member
+-- of: a table of someone else's that another role's pipeline reads is not
+-- kept from its owner (that pipeline stops), nor is that pipeline named.
 CREATE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r record;
 BEGIN

@@ -29,6 +29,7 @@
 #include "pipeline.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
@@ -41,6 +42,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 /* The search_path every catalog statement runs under. */
@@ -348,13 +350,13 @@ wa_pipeline_query_parse_now(const WaPipelineDef *def)
 	return wa_agg_query_parse_as(def->query, def->event_time, stand_in);
 }
 
-WaAggQuery *
-wa_pipeline_query_parse(const WaPipelineDef *def)
+static WaAggQuery *
+parse_under_path(const WaPipelineDef *def, const char *search_path)
 {
 	int			save_nestlevel = NewGUCNestLevel();
 	WaAggQuery *q;
 
-	(void) set_config_option("search_path", def->search_path,
+	(void) set_config_option("search_path", search_path,
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	q = wa_pipeline_query_parse_now(def);
@@ -363,7 +365,14 @@ wa_pipeline_query_parse(const WaPipelineDef *def)
 }
 
 WaAggQuery *
-wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
+wa_pipeline_query_parse(const WaPipelineDef *def)
+{
+	return parse_under_path(def, def->search_path);
+}
+
+/* The parse itself, as the owner and security-restricted. */
+static WaAggQuery *
+parse_as_owner(const WaPipelineDef *def)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -375,11 +384,50 @@ wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
 						   SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
 	{
-		q = wa_pipeline_query_parse(def);
+		/* the caller's temporary tables come last: they shadow nothing */
+		q = parse_under_path(def, psprintf("%s, pg_temp", def->search_path));
 	}
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	return q;
+}
+
+WaAggQuery *
+wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	WaAggQuery *volatile q = NULL;
+
+	if (wa_is_pipeline_owner(def->owner))
+		return parse_as_owner(def);
+
+	/*
+	 * For anyone else an error would quote the owner's query: it is
+	 * caught (in a subtransaction, which cleans up after it) and replaced.
+	 */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		q = parse_as_owner(def);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the query of pipeline \"%s\" cannot be parsed now", def->name),
+				 errhint("The pipeline's owner sees the error in full.")));
 	}
 	PG_END_TRY();
 	return q;
@@ -394,13 +442,11 @@ wa_is_pipeline_owner(Oid owner)
 void
 wa_check_pipeline_owner(const WaPipelineDef *def)
 {
+	/* as for any object, the message names no owner */
 	if (!wa_is_pipeline_owner(def->owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of pipeline \"%s\"", def->name),
-				 errdetail("The pipeline belongs to role \"%s\".",
-						   GetUserNameFromId(def->owner, true) != NULL ?
-						   GetUserNameFromId(def->owner, true) : "(dropped)")));
+				 errmsg("must be owner of pipeline \"%s\"", def->name)));
 }
 
 WaPipelineDef *

@@ -108,6 +108,14 @@ insert_row(WaCheckpoint *c, int64 seq, int64 expire_below, int64 n_slices,
 
 /* ---------- reading and merging ---------- */
 
+static void
+checkpoint_truncated(const WaCheckpoint *c)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("checkpoint of pipeline %d is truncated", c->pipeline_id)));
+}
+
 /* One record of the log, pointing into the row that holds it. */
 typedef struct Record
 {
@@ -200,8 +208,13 @@ read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 					repalloc_huge(recs, sizeof(Record) * capacity);
 			}
 			r = &recs[n];
+			/* every length is checked before it is read past */
+			if (end - p < (ptrdiff_t) sizeof(uint32))
+				checkpoint_truncated(c);
 			memcpy(&r->key_len, p, sizeof(uint32));
 			p += sizeof(uint32);
+			if ((uint64) (end - p) < (uint64) r->key_len + sizeof(int64) + c->acc_size)
+				checkpoint_truncated(c);
 			r->key = p;
 			p += r->key_len;
 			memcpy(&r->slice, p, sizeof(int64));
@@ -209,10 +222,6 @@ read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 			r->acc = p;
 			p += c->acc_size;
 			r->order = n++;
-			if (p > end)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("checkpoint of pipeline %d is truncated", c->pipeline_id)));
 		}
 	}
 

@@ -115,6 +115,9 @@ typedef struct WaPipelineSlot
 	Oid			engine_dbid;
 	int32		engine_pipeline_id;
 	uint8		engine_shape[WA_SHAPE_LEN];
+	bool		engine_busy;	/* the worker is changing it (see worker.c) */
+	bool		writer_waiting; /* the worker waits for readers to let go
+								 * (read without the lock: a hint) */
 	WaArena		arena;
 	bool		memory_limit_hit;	/* the arena refused the last request */
 } WaPipelineSlot;

@@ -36,6 +36,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(wa_wait_pipeline);
@@ -217,6 +218,29 @@ wa_pipeline_query_for_reader(const char *name, const char *action,
 	return wa_pipeline_query_parse_as_owner(def);
 }
 
+/*
+ * Take the state lock to read the engine: cancellable while the worker
+ * holds it (a long flush), and never ahead of a worker that waits for it.
+ */
+static void
+lock_for_reading(WaPipelineSlot *slot, const char *name)
+{
+	if (LWLockHeldByMe(&slot->state_lock))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the live windows of pipeline \"%s\" cannot be read while they change", name)));
+	for (;;)
+	{
+		if (!slot->writer_waiting &&
+			LWLockConditionalAcquire(&slot->state_lock, LW_SHARED))
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 static void
 live_context(void *arg)
 {
@@ -239,6 +263,13 @@ wa_live(PG_FUNCTION_ARGS)
 
 	wa_require_shared();
 	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", &def);
+	/* live windows have no rows to apply the result table's policies to */
+	if (check_enable_rls(def->result_table, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the live windows of pipeline \"%s\"", name),
+				 errdetail("Row-level security applies to you on table %s, and live windows cannot be filtered by its policies.",
+						   get_rel_name(def->result_table))));
 	slot = pipeline_slot(def);
 	wa_pipeline_shape(def, out.query, shape);
 
@@ -262,10 +293,13 @@ wa_live(PG_FUNCTION_ARGS)
 	wa_key_codec_init(&out.codec, out.query);
 
 	(void) wa_pool();			/* attach before reading pool memory */
-	LWLockAcquire(&slot->state_lock, LW_SHARED);
-	/* an engine of this pipeline, in this database (the slot may be reused) */
+	lock_for_reading(slot, name);
+	/*
+	 * An engine of this pipeline, in this database (the slot may be
+	 * reused), that no failed change left half-done.
+	 */
 	if (slot->engine != NULL && slot->engine_dbid == MyDatabaseId &&
-		slot->engine_pipeline_id == def->id)
+		slot->engine_pipeline_id == def->id && !slot->engine_busy)
 	{
 		void	   *scratch;
 		wa_result  *results;

@@ -279,6 +279,8 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name,
 		found->engine = NULL;
 		found->engine_dbid = InvalidOid;
 		found->engine_pipeline_id = 0;
+		found->engine_busy = false;
+		found->writer_waiting = false;
 		found->arena.head = InvalidDsaPointer;
 		found->arena.bytes = 0;
 		found->memory_limit_hit = false;

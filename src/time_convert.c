@@ -17,6 +17,7 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "utils/builtins.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 const char *
@@ -159,4 +160,38 @@ wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what)
 		default:
 			return Int64GetDatum((int64) ticks);
 	}
+}
+
+/*
+ * _ticks_to_timestamptz(ticks numeric): timestamp ticks (microseconds since
+ * 2000-01-01, PostgreSQL's own representation) as a timestamptz, exactly;
+ * +/-Infinity as infinity; NULL for NaN and for ticks that are no valid
+ * timestamp (an event time near the int64 limits), so that stat_pipelines
+ * shows what it can instead of failing.
+ */
+PG_FUNCTION_INFO_V1(wa_ticks_to_timestamptz);
+
+Datum
+wa_ticks_to_timestamptz(PG_FUNCTION_ARGS)
+{
+	Datum		ticks = PG_GETARG_DATUM(0);
+	Datum		lowest = DirectFunctionCall1(int8_numeric, Int64GetDatum(MIN_TIMESTAMP));
+	Datum		end = DirectFunctionCall1(int8_numeric, Int64GetDatum(END_TIMESTAMP));
+	TimestampTz result;
+
+	if (numeric_is_nan(DatumGetNumeric(ticks)))
+		PG_RETURN_NULL();
+	if (numeric_is_inf(DatumGetNumeric(ticks)))
+	{
+		if (DatumGetBool(DirectFunctionCall2(numeric_gt, ticks, end)))
+			TIMESTAMP_NOEND(result);
+		else
+			TIMESTAMP_NOBEGIN(result);
+		PG_RETURN_TIMESTAMPTZ(result);
+	}
+	/* within the range, the value fits in int64 */
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, ticks, lowest)) ||
+		DatumGetBool(DirectFunctionCall2(numeric_ge, ticks, end)))
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ((TimestampTz) DatumGetInt64(DirectFunctionCall1(numeric_int8, ticks)));
 }

@@ -209,16 +209,22 @@ window_field(HeapTupleHeader tup, int attno, const char *name)
  */
 #define MAX_WINDOWS_PER_EVENT 100000
 
+static void
+too_many_windows(int n)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("too many windows: %d", n),
+			 errdetail("A window set holds at most %d windows.", MAX_WINDOWS)));
+}
+
 void
 wa_window_set_check_limits(const WaWindowSet *set)
 {
 	int64		per_event = 0;
 
 	if (set->n_windows > MAX_WINDOWS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many windows: %d", set->n_windows),
-				 errdetail("A window set holds at most %d windows.", MAX_WINDOWS)));
+		too_many_windows(set->n_windows);
 	for (int i = 0; i < set->n_windows; i++)
 	{
 		const wa_window *w = &set->windows[i];
@@ -245,6 +251,11 @@ wa_window_set_check_limits(const WaWindowSet *set)
 void
 wa_window_set_from_array(ArrayType *arr, WaWindowSet *set)
 {
+	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+
+	/* before any work in proportion to it: decoding is quadratic */
+	if (n > MAX_WINDOWS)
+		too_many_windows(n);
 	wa_window_set_decode(arr, set);
 	wa_window_set_check_limits(set);
 }
@@ -314,6 +325,7 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("window size and slide must be positive")));
 		check_size_slide(w->size, w->slide);
+		CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < i; j++)
 		{
 			wa_window  *o = &set->windows[j];

@@ -59,8 +59,8 @@
 #include "sink.h"
 #include "table_source.h"
 
-/* Readers of the engine wait at most this many rows for the lock. */
-#define ROWS_PER_LOCK 1024
+/* Per-row scratch memory is reset every this many rows. */
+#define ROWS_PER_RESET 1024
 
 typedef struct Worker
 {
@@ -90,7 +90,7 @@ typedef struct Worker
 
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
-	int			rows_locked;
+	int			rows_since_reset;
 	WaPipelineStats delta;		/* counters this epoch adds */
 	TimestampTz last_row_at;	/* wall clock of the newest row */
 	WaPipelineStats committed;	/* counters as of the last commit */
@@ -104,25 +104,41 @@ static void leave_dropped(Worker *w);
 
 /* ---------- the state lock ---------- */
 
+/*
+ * The state lock is held only while the engine itself runs: never while
+ * the executor or anything of the owner's does (the source's expressions,
+ * the next row's scan), which could wait for the lock, or for ever, with
+ * interrupts held off.  While it is held the engine is marked busy: an
+ * error that releases the lock without coming back here (the abort of a
+ * decoded transaction) leaves the mark, and readers then keep away from
+ * the half-changed engine until the worker throws it away.  A worker that
+ * has to wait for readers says so, and readers let it go first.
+ */
 static void
 lock_state(Worker *w)
 {
-	if (!w->locked)
+	WaPipelineSlot *slot = w->slot;
+
+	if (w->locked)
+		return;
+	if (!LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
 	{
-		LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
-		w->locked = true;
-		w->rows_locked = 0;
+		slot->writer_waiting = true;
+		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+		slot->writer_waiting = false;
 	}
+	slot->engine_busy = true;
+	w->locked = true;
 }
 
 static void
 unlock_state(Worker *w)
 {
-	if (w->locked)
-	{
-		LWLockRelease(&w->slot->state_lock);
-		w->locked = false;
-	}
+	if (!w->locked)
+		return;
+	w->slot->engine_busy = false;
+	LWLockRelease(&w->slot->state_lock);
+	w->locked = false;
 }
 
 /*
@@ -225,16 +241,13 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 
 	if (!counts)
 		return;
-	lock_state(w);
-	if (++w->rows_locked >= ROWS_PER_LOCK)
+	if (++w->rows_since_reset >= ROWS_PER_RESET)
 	{
-		/* let readers of live windows in, and interrupts */
-		unlock_state(w);
 		MemoryContextReset(w->row_cxt);
-		CHECK_FOR_INTERRUPTS();
-		lock_state(w);
+		w->rows_since_reset = 0;
 	}
 
+	/* only this process changes the engine: its watermark reads unlocked */
 	wm_before = wa_engine_watermark(w->engine);
 	problem = row_event_time(w, slot, &t);
 	if (problem != NULL)
@@ -253,7 +266,9 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	old = MemoryContextSwitchTo(w->row_cxt);
 	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &key);
 	MemoryContextSwitchTo(w->epoch_cxt);
+	lock_state(w);
 	result = wa_engine_ingest(w->engine, &key, t, w->inputs);
+	unlock_state(w);
 	w->delta.events_in++;
 	if (result == WA_INGEST_DROPPED)
 	{
@@ -349,6 +364,7 @@ discard_engine(WaPipelineSlot *slot)
 	slot->engine = NULL;
 	slot->engine_dbid = InvalidOid;
 	slot->engine_pipeline_id = 0;
+	slot->engine_busy = false;
 	wa_arena_reset(&slot->arena);
 	if (!held)
 		LWLockRelease(&slot->state_lock);

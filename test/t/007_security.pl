@@ -223,7 +223,8 @@ my $reader = $node->background_psql('postgres', on_error_stop => 0);
 $reader->query_until(qr/reading/, "\\echo reading\nSELECT count(*) FROM bob.b1_live;\n");
 ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) > 0 FROM pg_stat_activity
-		WHERE wait_event_type = 'LWLock' AND wait_event = 'windowagg'}),
+		WHERE backend_type = 'client backend' AND query LIKE '%_live;%'
+		  AND wait_event_type = 'Extension'}),
 	'a reader waits for the flushing worker');
 $node->safe_psql('postgres', q{
 	SELECT pg_cancel_backend(worker_pid) FROM windowagg.stat_pipelines WHERE name = 'b1'});
@@ -251,7 +252,8 @@ $reader = $node->background_psql('postgres', on_error_stop => 0);
 $reader->query_until(qr/reading/, "\\echo reading\nSELECT count(*) FROM bob.b2_live;\n");
 ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) > 0 FROM pg_stat_activity
-		WHERE wait_event_type = 'LWLock' AND wait_event = 'windowagg'}),
+		WHERE backend_type = 'client backend' AND query LIKE '%_live;%'
+		  AND wait_event_type = 'Extension'}),
 	'a reader waits for the flushing worker');
 $node->safe_psql('postgres', q{
 	SELECT pg_terminate_backend(worker_pid) FROM windowagg.stat_pipelines WHERE name = 'b2'});
