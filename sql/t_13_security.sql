@@ -574,6 +574,8 @@ SELECT windowagg.create_pipeline('v1', 'SELECT t::text AS k, count(*) AS n FROM 
                                  result_table => 'victim.v1_again') IS NOT NULL AS created;
 SELECT * FROM windowagg.live('v1') AS l(k text, window_start bigint, window_end bigint, n bigint);
 ROLLBACK;
+-- (the drop stopped the worker; the rollback starts it again)
+SELECT windowagg.wait('v1');
 SELECT count(*) > 0 AS still_live FROM victim.v1_live;
 RESET ROLE;
 

@@ -708,12 +708,17 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(caller);
 	def = lookup_owned_pipeline(name);
 	arg = Int32GetDatum(def->id);
+
+	/*
+	 * The worker leaves first, before this transaction locks anything: an
+	 * epoch in flight would otherwise wait for the catalog row this drop
+	 * deletes while holding locks on the tables it drops (a deadlock), and
+	 * a logical worker must let go of its slot before it is dropped.
+	 */
+	wa_hold_worker(pipeline_slot(def), def->name);
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
 	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 					1, &argtype, &arg, NULL);
-	/* the worker lets go of the slot before it is dropped at commit */
-	if (def->logical)
-		wa_hold_worker(pipeline_slot(def), def->name);
 	/* the catalog row first: the tables are the pipeline's no longer */
 	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);

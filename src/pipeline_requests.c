@@ -123,10 +123,11 @@ forget_request(PendingRequest *r)
 }
 
 /*
- * A drop of a logical pipeline stops the worker before it drops the
- * pipeline's publication: a worker still streaming would have its sender
- * fail on the publication's disappearance.  The worker stays away until
- * the transaction ends; if it aborts, the launcher starts it again.
+ * A drop stops the pipeline's worker before it locks or drops anything:
+ * an epoch in flight could otherwise wait for the dropping transaction
+ * while holding locks it needs, and a logical worker must let go of its
+ * replication slot.  The worker stays away until the transaction ends; if
+ * it aborts, the launcher starts it again.
  */
 void
 wa_hold_worker(WaPipelineSlot *slot, const char *name)

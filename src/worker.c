@@ -59,8 +59,23 @@
 #include "sink.h"
 #include "table_source.h"
 
-/* Per-row scratch memory is reset every this many rows. */
-#define ROWS_PER_RESET 1024
+/*
+ * Rows are ingested in batches of at most this many: the executor runs the
+ * owner's expressions for each next row, which must never happen while
+ * the state lock is held, and taking the lock for each row would cost
+ * more than the engine's own work on it.
+ */
+#define ROWS_PER_BATCH 256
+
+/* What the engine needs of a row, until its batch is ingested. */
+typedef struct PendingRow
+{
+	int64		arrival;
+	int64		t;				/* event time in ticks */
+	wa_key		key;			/* byte keys: in the batch's memory */
+	wa_tick		wm_before;		/* filled by the ingest: for dead letters */
+	wa_ingest_result result;
+} PendingRow;
 
 typedef struct Worker
 {
@@ -68,7 +83,7 @@ typedef struct Worker
 	uint32		generation;
 	MemoryContext cxt;			/* lives as long as the engine */
 	MemoryContext epoch_cxt;	/* reset after every epoch */
-	MemoryContext row_cxt;		/* reset every ROWS_PER_LOCK rows */
+	MemoryContext row_cxt;		/* the batch's keys; reset after each batch */
 
 	WaPipelineDef *def;
 	WaAggQuery *query;
@@ -81,7 +96,9 @@ typedef struct Worker
 	XLogRecPtr	stored_lsn;		/* the logical offset last committed */
 	WaSink		sink;
 	int			n_inputs;
-	wa_value   *inputs;
+	wa_value   *inputs;			/* n_inputs for each row of the batch */
+	PendingRow *batch;
+	int			n_batched;
 	SPIPlanPtr	progress_plan;
 
 	bool		source_changed; /* relcache invalidation for the source */
@@ -90,7 +107,6 @@ typedef struct Worker
 
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
-	int			rows_since_reset;
 	WaPipelineStats delta;		/* counters this epoch adds */
 	TimestampTz last_row_at;	/* wall clock of the newest row */
 	WaPipelineStats committed;	/* counters as of the last commit */
@@ -227,6 +243,66 @@ row_event_time(Worker *w, TupleTableSlot *slot, int64 *ticks)
 	return NULL;
 }
 
+/* An event time in ticks as a Datum of the event time's type. */
+static Datum
+event_time_datum(const Worker *w, int64 t)
+{
+	switch (w->query->event_time_type)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) t);
+		case INT4OID:
+			return Int32GetDatum((int32) t);
+		default:
+			return Int64GetDatum(t);	/* bigint, timestamp, timestamptz */
+	}
+}
+
+/*
+ * Ingest the batch under the state lock (nothing but the engine runs
+ * there), then count its rows and send the too-late ones to the dead
+ * letters.  A logical source's batches hold one row, still the decoder's
+ * current one, which a dead letter shows whole.
+ */
+static void
+ingest_batch(Worker *w)
+{
+	MemoryContext old;
+
+	if (w->n_batched == 0)
+		return;
+	old = MemoryContextSwitchTo(w->epoch_cxt);
+	lock_state(w);
+	for (int i = 0; i < w->n_batched; i++)
+	{
+		PendingRow *r = &w->batch[i];
+
+		r->wm_before = wa_engine_watermark(w->engine);
+		r->result = wa_engine_ingest(w->engine, &r->key, r->t,
+									 &w->inputs[i * w->n_inputs]);
+	}
+	unlock_state(w);
+	for (int i = 0; i < w->n_batched; i++)
+	{
+		PendingRow *r = &w->batch[i];
+
+		w->delta.events_in++;
+		if (r->result == WA_INGEST_DROPPED)
+		{
+			wa_sink_add_dead_letter(&w->sink, r->arrival, event_time_datum(w, r->t),
+									false,
+									"too late: every window containing the event has closed",
+									r->wm_before, source_row_jsonb(w));
+			w->delta.dead_letters++;
+		}
+		else if (r->result == WA_INGEST_PARTIAL)
+			w->delta.events_partial++;
+	}
+	MemoryContextSwitchTo(old);
+	w->n_batched = 0;
+	MemoryContextReset(w->row_cxt);
+}
+
 static void
 worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 {
@@ -235,53 +311,43 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	MemoryContext old;
 	const char *problem;
 	int64		t = 0;
-	wa_key		key;
-	wa_tick		wm_before;
-	wa_ingest_result result;
+	PendingRow *r;
 
 	if (!counts)
 		return;
-	if (++w->rows_since_reset >= ROWS_PER_RESET)
-	{
-		MemoryContextReset(w->row_cxt);
-		w->rows_since_reset = 0;
-	}
-
-	/* only this process changes the engine: its watermark reads unlocked */
-	wm_before = wa_engine_watermark(w->engine);
 	problem = row_event_time(w, slot, &t);
 	if (problem != NULL)
 	{
+		/* its dead letter shows the watermark the rows before it made */
+		ingest_batch(w);
 		old = MemoryContextSwitchTo(w->epoch_cxt);
 		wa_sink_add_dead_letter(&w->sink, arrival,
 								datumCopy(slot->tts_values[q->n_keys], true, 8),
-								slot->tts_isnull[q->n_keys], problem, wm_before,
+								slot->tts_isnull[q->n_keys], problem,
+								wa_engine_watermark(w->engine),
 								source_row_jsonb(w));
 		MemoryContextSwitchTo(old);
 		w->delta.dead_letters++;
 		return;
 	}
 
-	wa_row_inputs(q, slot, w->inputs);
+	r = &w->batch[w->n_batched];
+	r->arrival = arrival;
+	r->t = t;
+	wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]);
 	old = MemoryContextSwitchTo(w->row_cxt);
-	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &key);
-	MemoryContextSwitchTo(w->epoch_cxt);
-	lock_state(w);
-	result = wa_engine_ingest(w->engine, &key, t, w->inputs);
-	unlock_state(w);
-	w->delta.events_in++;
-	if (result == WA_INGEST_DROPPED)
+	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &r->key);
+	if (!q->int_key)
 	{
-		wa_sink_add_dead_letter(&w->sink, arrival,
-								datumCopy(slot->tts_values[q->n_keys], true, 8),
-								false,
-								"too late: every window containing the event has closed",
-								wm_before, source_row_jsonb(w));
-		w->delta.dead_letters++;
+		/* the codec reuses its buffer for the next key */
+		uint8	   *bytes = palloc(Max(r->key.len, 1));
+
+		memcpy(bytes, r->key.bytes, r->key.len);
+		r->key.bytes = bytes;
 	}
-	else if (result == WA_INGEST_PARTIAL)
-		w->delta.events_partial++;
 	MemoryContextSwitchTo(old);
+	if (++w->n_batched == ROWS_PER_BATCH || w->def->logical)
+		ingest_batch(w);
 }
 
 /* An update or delete of a logical source's row: not an event. */
@@ -692,6 +758,7 @@ run_epoch(Worker *w)
 		caught_up = wa_logical_read(&w->logical, wa_epoch_rows);
 	else
 		caught_up = wa_source_read(&w->source, wa_epoch_rows);
+	ingest_batch(w);			/* the rows read last */
 
 	lock_state(w);
 	MemoryContextSwitchTo(w->epoch_cxt);
@@ -842,7 +909,8 @@ setup(Worker *w)
 	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
-	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1));
+	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
+	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
 	if (w->def->logical)
 	{
 		wa_logical_init(&w->logical, w->def, w->query, w->cxt, worker_row,
@@ -1013,6 +1081,7 @@ recover_from_error(Worker *w)
 	if (w->def != NULL && w->def->logical)
 		wa_logical_close(&w->logical);	/* restore streams from the offset */
 	wa_sink_reset(&w->sink);
+	w->n_batched = 0;			/* restore reads them again */
 	MemoryContextReset(w->epoch_cxt);
 	MemoryContextReset(w->row_cxt);
 
