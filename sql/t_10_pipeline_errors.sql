@@ -110,13 +110,7 @@ REVOKE SELECT ON alice_space.secret FROM wa_alice;
 RESET ROLE;
 SELECT windowagg.pause('alice_p');
 SELECT windowagg.resume('alice_p');
-DO $$
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'alice_p');
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-END $$;
+SELECT wait_for_status('alice_p', 'stopped');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'alice_p';
 SET ROLE wa_alice;
 GRANT SELECT ON alice_space.secret TO wa_alice;

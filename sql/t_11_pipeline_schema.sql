@@ -13,18 +13,6 @@ CREATE FUNCTION feed_s(lo int, hi int) RETURNS void LANGUAGE sql AS $$
     INSERT INTO src_s (k, t, v, w)
     SELECT i % 3, i, i % 7, i % 11 FROM generate_series(lo, hi) i
 $$;
-CREATE FUNCTION wait_for_status(want text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    got text;
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        SELECT status INTO got FROM windowagg.stat_pipelines WHERE name = 'p_schema';
-        EXIT WHEN got = want;
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-    RETURN got;
-END
-$$;
 SELECT feed_s(1, 100);
 SELECT windowagg.wait('p_schema');
 
@@ -40,7 +28,7 @@ SELECT windowagg.wait('p_schema');
 -- a used column changes type: the pipeline stops instead of misreading it
 ALTER TABLE src_s ALTER COLUMN v TYPE bigint;
 SELECT feed_s(121, 130);
-SELECT wait_for_status('stopped');
+SELECT wait_for_status('p_schema', 'stopped');
 SELECT status, worker_pid IS NULL AS no_worker, last_error
 FROM windowagg.stat_pipelines WHERE name = 'p_schema';
 SELECT windowagg.wait('p_schema', '1 s');   -- no worker: times out
@@ -57,7 +45,7 @@ SELECT status FROM windowagg.stat_pipelines WHERE name = 'p_schema';
 -- a used column is dropped: stopped again, with the column named
 ALTER TABLE src_s RENAME COLUMN w TO w_old;
 INSERT INTO src_s (k, t, v) SELECT i % 3, i, i % 7 FROM generate_series(131, 140) i;
-SELECT wait_for_status('stopped');
+SELECT wait_for_status('p_schema', 'stopped');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
 ALTER TABLE src_s RENAME COLUMN w_old TO w;
 SELECT windowagg.resume('p_schema');

@@ -356,13 +356,7 @@ REVOKE SELECT ON victim.vbroken FROM wa_victim;
 SELECT windowagg.pause('v_broken');
 SELECT windowagg.resume('v_broken');
 RESET ROLE;
-DO $$
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'v_broken');
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-END $$;
+SELECT wait_for_status('v_broken', 'stopped');
 
 SET ROLE wa_mallory;
 SELECT windowagg.flush('v1', '1 s');
@@ -419,13 +413,7 @@ SET ROLE wa_victim;
 DROP TABLE victim.shared;
 REVOKE USAGE ON SCHEMA victim FROM wa_mallory;
 RESET ROLE;
-DO $$
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'm_squat');
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-END $$;
+SELECT wait_for_status('m_squat', 'stopped');
 SELECT status FROM windowagg.stat_pipelines WHERE name = 'm_squat';
 -- a table whose own pipeline reads it is kept, with the pipeline named
 SET ROLE wa_victim;
@@ -511,13 +499,7 @@ SELECT windowagg.resume('v_logical');
 SELECT windowagg.wait('v_logical');
 ALTER TABLE victim.lsrc FORCE ROW LEVEL SECURITY;
 RESET ROLE;
-DO $$
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'stopped' FROM windowagg.stat_pipelines WHERE name = 'v_logical');
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-END $$;
+SELECT wait_for_status('v_logical', 'stopped');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'v_logical';
 -- without REPLICATION any more, the next start stops too
 ALTER TABLE victim.lsrc NO FORCE ROW LEVEL SECURITY;
@@ -525,14 +507,7 @@ ALTER ROLE wa_victim NOREPLICATION;
 SET ROLE wa_victim;
 SELECT windowagg.resume('v_logical');
 RESET ROLE;
-DO $$
-BEGIN
-    FOR i IN 1 .. 600 LOOP
-        EXIT WHEN (SELECT status = 'stopped' AND last_error LIKE '%replication slots%'
-                   FROM windowagg.stat_pipelines WHERE name = 'v_logical');
-        PERFORM pg_sleep(0.05);
-    END LOOP;
-END $$;
+SELECT wait_for_status('v_logical', 'stopped', '%replication slots%');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'v_logical';
 SET ROLE wa_victim;
 SELECT windowagg.drop_pipeline('v_logical', drop_tables => true);

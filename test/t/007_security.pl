@@ -216,58 +216,51 @@ like($err,
 	qr/canceling statement due to statement timeout\nCONTEXT:  reading the live windows of pipeline "b1"/,
 	'a reader of two million live windows is cancelled while it reads them');
 
-# a flush of two million windows, cancelled while the worker holds the lock
-my $log_offset = -s $node->logfile;
-as_role('bob', 'postgres', "SELECT windowagg.flush('b1', '0 s')");
-my $reader = $node->background_psql('postgres', on_error_stop => 0);
-$reader->query_until(qr/reading/, "\\echo reading\nSELECT count(*) FROM bob.b1_live;\n");
-ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) > 0 FROM pg_stat_activity
-		WHERE backend_type = 'client backend' AND query LIKE '%_live;%'
-		  AND wait_event_type = 'Extension'}),
-	'a reader waits for the flushing worker');
-$node->safe_psql('postgres', q{
-	SELECT pg_cancel_backend(worker_pid) FROM windowagg.stat_pipelines WHERE name = 'b1'});
-ok( $node->wait_for_log(
-		qr/canceling statement due to user request\n.*CONTEXT:  flushing the windows of pipeline "b1"/,
-		$log_offset),
-	'the worker is cancelled halfway through the flush');
-$reader->quit;
-is(as_role('bob', 'postgres', "SELECT windowagg.flush('b1', '5 min')"), 't',
-	'restarted, it flushes');
-is( as_role('bob', 'postgres',
-		'SELECT count(*), count(*) FILTER (WHERE n <> 50) FROM bob.b1'),
-	'2000000|0',
-	'every window once, complete');
+# Start a flush of two million windows, wait until a reader of live
+# windows waits for the worker's lock (the worker is then in the engine's
+# flush), signal the worker with $signal ('cancel' or 'terminate'), and
+# check that the log shows the signal taken there; then the restarted
+# worker flushes, and every window is there once.
+sub interrupt_flush
+{
+	my ($pipeline, $signal, $message) = @_;
+	my $log_offset = -s $node->logfile;
 
-# terminated halfway through a flush, a worker is restarted and loses nothing
+	as_role('bob', 'postgres', "SELECT windowagg.flush('$pipeline', '0 s')");
+	my $reader = $node->background_psql('postgres', on_error_stop => 0);
+	$reader->query_until(qr/reading/,
+		"\\echo reading\nSELECT count(*) FROM bob.${pipeline}_live;\n");
+	ok( $node->poll_query_until('postgres', q{
+			SELECT count(*) > 0 FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND query LIKE '%_live;%'
+			  AND wait_event_type = 'Extension'}),
+		"$pipeline: a reader waits for the flushing worker");
+	$node->safe_psql('postgres', qq{
+		SELECT pg_${signal}_backend(worker_pid) FROM windowagg.stat_pipelines
+		WHERE name = '$pipeline'});
+	ok( $node->wait_for_log(
+			qr/$message\n.*CONTEXT:  flushing the windows of pipeline "$pipeline"/,
+			$log_offset),
+		"$pipeline: the worker is interrupted halfway through the flush ($signal)");
+	$reader->quit;
+	is(as_role('bob', 'postgres', "SELECT windowagg.flush('$pipeline', '5 min')"),
+		't', "$pipeline: restarted, it flushes");
+	is( as_role('bob', 'postgres',
+			"SELECT count(*), count(*) FILTER (WHERE n <> 50) FROM bob.$pipeline"),
+		'2000000|0',
+		"$pipeline: every window once, complete");
+}
+
+interrupt_flush('b1', 'cancel', 'canceling statement due to user request');
+
+# a second pipeline over the same rows, terminated instead
 as_role('bob', 'postgres', q{
 	SELECT windowagg.create_pipeline('b2', 'SELECT k, count(*) AS n FROM bob.src GROUP BY k',
 	                                 't', ARRAY[windowagg.hopping(2000, 1)], bound => 100000,
 	                                 result_table => 'bob.b2')});
 is(as_role('bob', 'postgres', "SELECT windowagg.wait('b2')"), 't', 'a second pipeline caught up');
-$log_offset = -s $node->logfile;
-as_role('bob', 'postgres', "SELECT windowagg.flush('b2', '0 s')");
-$reader = $node->background_psql('postgres', on_error_stop => 0);
-$reader->query_until(qr/reading/, "\\echo reading\nSELECT count(*) FROM bob.b2_live;\n");
-ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) > 0 FROM pg_stat_activity
-		WHERE backend_type = 'client backend' AND query LIKE '%_live;%'
-		  AND wait_event_type = 'Extension'}),
-	'a reader waits for the flushing worker');
-$node->safe_psql('postgres', q{
-	SELECT pg_terminate_backend(worker_pid) FROM windowagg.stat_pipelines WHERE name = 'b2'});
-ok( $node->wait_for_log(
-		qr/terminating background worker "windowagg pipeline" due to administrator command\n.*CONTEXT:  flushing the windows of pipeline "b2"/,
-		$log_offset),
-	'the worker is terminated halfway through the flush');
-$reader->quit;
-is(as_role('bob', 'postgres', "SELECT windowagg.flush('b2', '5 min')"), 't',
-	'restarted, it flushes');
-is( as_role('bob', 'postgres',
-		'SELECT count(*), count(*) FILTER (WHERE n <> 50) FROM bob.b2'),
-	'2000000|0',
-	'every window once, complete');
+interrupt_flush('b2', 'terminate',
+	'terminating background worker "windowagg pipeline" due to administrator command');
 
 #
 # 5. A remote source's server is not trusted: one whose format_type() is
