@@ -335,9 +335,10 @@ INSERT INTO victim.vsrc (k, t, v) SELECT i % 2, i, i FROM generate_series(1, 50)
 SELECT windowagg.wait('v1');
 -- one whose query names its table through the search_path
 CREATE TABLE victim.v2src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                           k int NOT NULL, t bigint NOT NULL, secret_flag int);
+                           k int NOT NULL, t bigint NOT NULL, secret_flag int, note text);
 SET search_path = victim;
-SELECT windowagg.create_pipeline('v2', 'SELECT k, count(*) AS n FROM v2src WHERE secret_flag <> 42 GROUP BY k',
+SELECT windowagg.create_pipeline('v2', $$SELECT k, count(*) AS n FROM v2src
+                                       WHERE secret_flag <> 42 AND note IS DISTINCT FROM 'api\key' GROUP BY k$$,
                                  't', ARRAY[windowagg.tumbling(10)], result_table => 'victim.v2') IS NOT NULL AS created;
 RESET search_path;
 GRANT SELECT ON victim.v2 TO wa_reader;
@@ -351,6 +352,13 @@ SELECT windowagg.create_pipeline('v_late_ts', 'SELECT count(*) AS n FROM victim.
 INSERT INTO victim.tsrc (ts) VALUES ('294276-12-31 23:59:59.999999+00');
 SELECT windowagg.wait('v_late_ts');
 SELECT name, status, watermark, watermark_ticks FROM windowagg.stat_pipelines WHERE name = 'v_late_ts';
+-- (ticks that are no timestamp are NULL, not an error; a fraction is floored)
+SELECT windowagg._ticks_to_timestamptz(9223371331199999999.5) AS rounded,
+       windowagg._ticks_to_timestamptz(9223371331200000000) AS past_the_end,
+       windowagg._ticks_to_timestamptz(-9223372036854775808) AS before_the_start,
+       windowagg._ticks_to_timestamptz('NaN') AS nan,
+       windowagg._ticks_to_timestamptz('Infinity') AS infinity,
+       windowagg._ticks_to_timestamptz(0) AS y2000;
 -- v_broken stops: its owner can no longer read its source
 REVOKE SELECT ON victim.vbroken FROM wa_victim;
 SELECT windowagg.pause('v_broken');
@@ -383,6 +391,12 @@ SELECT name FROM windowagg.pipelines;
 CREATE TEMP TABLE v2src (k int, t bigint);
 SELECT count(*) AS live_windows FROM windowagg.live('v2') AS l(k int, window_start bigint, window_end bigint, n bigint);
 DROP TABLE v2src;
+-- nor do her lexer settings make the parser quote it back in a warning
+SET standard_conforming_strings = off;
+SET escape_string_warning = on;
+SELECT count(*) AS live_windows FROM windowagg.live('v2') AS l(k int, window_start bigint, window_end bigint, n bigint);
+RESET standard_conforming_strings;
+RESET escape_string_warning;
 RESET ROLE;
 -- a query that no longer parses: the owner sees why, a reader not its text
 ALTER TABLE victim.v2src RENAME COLUMN secret_flag TO renamed_flag;
@@ -415,6 +429,13 @@ REVOKE USAGE ON SCHEMA victim FROM wa_mallory;
 RESET ROLE;
 SELECT wait_for_status('m_squat', 'stopped');
 SELECT status FROM windowagg.stat_pipelines WHERE name = 'm_squat';
+-- with row_security off (as in pg_dump --clean scripts) a role's drops still work
+SET ROLE wa_reader;
+SET row_security = off;
+CREATE TEMP TABLE scratch ();
+DROP TABLE scratch;
+RESET row_security;
+RESET ROLE;
 -- a table whose own pipeline reads it is kept, with the pipeline named
 SET ROLE wa_victim;
 DROP TABLE victim.vsrc;

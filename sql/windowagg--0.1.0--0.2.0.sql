@@ -120,8 +120,10 @@ WHERE a.counters
 -- row-level security the pipelines of the roles the dropper is a member
 -- of: a table of someone else's that another role's pipeline reads is not
 -- kept from its owner (that pipeline stops), nor is that pipeline named.
+-- row_security is on for it whatever the session says (pg_dump --clean
+-- scripts turn it off), so that the policy filters rather than refuses.
 CREATE OR REPLACE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET row_security = on AS $$
 DECLARE
     r record;
 BEGIN

@@ -350,15 +350,37 @@ wa_pipeline_query_parse_now(const WaPipelineDef *def)
 	return wa_agg_query_parse_as(def->query, def->event_time, stand_in);
 }
 
+/* Set a GUC until the end of the current nest level. */
+static void
+set_for_parse(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * Parse the pipeline's query under search_path.  For a reader who is not
+ * the owner, the session's own settings must neither change what the
+ * query means nor make the parser quote it back (a warning, a notice):
+ * the lexer's settings are the defaults, and nothing below an error
+ * reaches the client.
+ */
 static WaAggQuery *
-parse_under_path(const WaPipelineDef *def, const char *search_path)
+parse_under_path(const WaPipelineDef *def, const char *search_path,
+				 bool for_reader)
 {
 	int			save_nestlevel = NewGUCNestLevel();
 	WaAggQuery *q;
 
-	(void) set_config_option("search_path", search_path,
-							 PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	set_for_parse("search_path", search_path);
+	if (for_reader)
+	{
+		set_for_parse("standard_conforming_strings", "on");
+		set_for_parse("escape_string_warning", "off");
+		set_for_parse("backslash_quote", "safe_encoding");
+		set_for_parse("transform_null_equals", "off");
+		set_for_parse("client_min_messages", "error");
+	}
 	q = wa_pipeline_query_parse_now(def);
 	AtEOXact_GUC(true, save_nestlevel);
 	return q;
@@ -367,12 +389,12 @@ parse_under_path(const WaPipelineDef *def, const char *search_path)
 WaAggQuery *
 wa_pipeline_query_parse(const WaPipelineDef *def)
 {
-	return parse_under_path(def, def->search_path);
+	return parse_under_path(def, def->search_path, false);
 }
 
 /* The parse itself, as the owner and security-restricted. */
 static WaAggQuery *
-parse_as_owner(const WaPipelineDef *def)
+parse_as_owner(const WaPipelineDef *def, bool for_reader)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -385,7 +407,8 @@ parse_as_owner(const WaPipelineDef *def)
 	PG_TRY();
 	{
 		/* the caller's temporary tables come last: they shadow nothing */
-		q = parse_under_path(def, psprintf("%s, pg_temp", def->search_path));
+		q = parse_under_path(def, psprintf("%s, pg_temp", def->search_path),
+							 for_reader);
 	}
 	PG_FINALLY();
 	{
@@ -403,7 +426,7 @@ wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
 	WaAggQuery *volatile q = NULL;
 
 	if (wa_is_pipeline_owner(def->owner))
-		return parse_as_owner(def);
+		return parse_as_owner(def, false);
 
 	/*
 	 * For anyone else an error would quote the owner's query: it is
@@ -413,17 +436,29 @@ wa_pipeline_query_parse_as_owner(const WaPipelineDef *def)
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
 	{
-		q = parse_as_owner(def);
+		q = parse_as_owner(def, true);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(caller);
 		CurrentResourceOwner = owner;
 	}
 	PG_CATCH();
 	{
+		ErrorData  *edata;
+		int			category;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(caller);
 		CurrentResourceOwner = owner;
-		FlushErrorState();
+		/* a cancel, a deadlock or a lack of memory is what it is */
+		category = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+		if (category == ERRCODE_TRANSACTION_ROLLBACK ||
+			category == ERRCODE_INSUFFICIENT_RESOURCES ||
+			category == ERRCODE_OPERATOR_INTERVENTION ||
+			edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the query of pipeline \"%s\" cannot be parsed now", def->name),

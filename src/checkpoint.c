@@ -19,7 +19,7 @@
  * has grown past twice the live state (and past a floor), which keeps the
  * amortised cost of compaction proportional to what the epochs wrote.
  *
- * Record format (native byte order: a checkpoint is read back by the same
+ * WaCkptRecord format (native byte order: a checkpoint is read back by the same
  * build on the same machine, or after pg_dump by the same architecture):
  *	  uint32 key length, key bytes, int64 slice, accumulator bytes.
  *
@@ -117,20 +117,20 @@ checkpoint_truncated(const WaCheckpoint *c)
 }
 
 /* One record of the log, pointing into the row that holds it. */
-typedef struct Record
+struct WaCkptRecord
 {
 	const char *key;
 	uint32		key_len;
 	int64		slice;
 	const char *acc;
 	int64		order;			/* position in the log: later wins */
-} Record;
+};
 
 static int
 compare_records(const void *a, const void *b)
 {
-	const Record *x = a;
-	const Record *y = b;
+	const WaCkptRecord *x = a;
+	const WaCkptRecord *y = b;
 	int			cmp;
 
 	if (x->key_len != y->key_len)
@@ -144,7 +144,7 @@ compare_records(const void *a, const void *b)
 }
 
 static bool
-same_slice(const Record *x, const Record *y)
+same_slice(const WaCkptRecord *x, const WaCkptRecord *y)
 {
 	return x->slice == y->slice && x->key_len == y->key_len &&
 		memcmp(x->key, y->key, x->key_len) == 0;
@@ -155,13 +155,13 @@ same_slice(const Record *x, const Record *y)
  * the live records, sorted by (key, slice), one per (key, slice).
  * The row data stays in CurrentMemoryContext.
  */
-static Record *
+static WaCkptRecord *
 read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 {
 	Datum		arg = Int32GetDatum(c->pipeline_id);
 	Oid			argtype = INT4OID;
 	MemoryContext caller = CurrentMemoryContext;
-	Record	   *recs = NULL;
+	WaCkptRecord	   *recs = NULL;
 	int64		n = 0;
 	int64		capacity = 0;
 	int64		bytes = 0;
@@ -199,13 +199,13 @@ read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 		end = p + VARSIZE_ANY_EXHDR(data);
 		while (p < end)
 		{
-			Record	   *r;
+			WaCkptRecord	   *r;
 
 			if (n == capacity)
 			{
 				capacity = Max(1024, capacity * 2);
-				recs = recs == NULL ? palloc_extended(sizeof(Record) * capacity, MCXT_ALLOC_HUGE) :
-					repalloc_huge(recs, sizeof(Record) * capacity);
+				recs = recs == NULL ? palloc_extended(sizeof(WaCkptRecord) * capacity, MCXT_ALLOC_HUGE) :
+					repalloc_huge(recs, sizeof(WaCkptRecord) * capacity);
 			}
 			r = &recs[n];
 			/* every length is checked before it is read past */
@@ -227,7 +227,7 @@ read_log(WaCheckpoint *c, int64 *n_out, int64 *bytes_out, int64 *last_seq)
 
 	/* the newest record of each (key, slice) that has not expired */
 	if (n > 0)
-		qsort(recs, n, sizeof(Record), compare_records);
+		qsort(recs, n, sizeof(WaCkptRecord), compare_records);
 	for (int64 i = 0; i < n; i++)
 	{
 		/* sorted by (key, slice, order): the newest ends its group */
@@ -250,7 +250,7 @@ compact(WaCheckpoint *c, int64 seq)
 	int64		n;
 	int64		bytes;
 	int64		last_seq;
-	Record	   *recs = read_log(c, &n, &bytes, &last_seq);
+	WaCkptRecord	   *recs = read_log(c, &n, &bytes, &last_seq);
 	StringInfoData base;
 
 	initStringInfo(&base);
@@ -296,17 +296,29 @@ wa_ckpt_reset(WaCheckpoint *c)
 }
 
 /*
- * Load the log into the engine (SPI connected, in a transaction; the
- * caller holds the engine's lock).  Returns the number of live slices.
+ * Read the whole log (SPI connected, in a transaction), sorted and merged,
+ * for wa_ckpt_restore; without the state lock: the read and the sort take
+ * a while, and need no engine.
  */
-int64
-wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine)
+WaCheckpointLog *
+wa_ckpt_read(WaCheckpoint *c)
 {
-	int64		n;
-	int64		bytes;
-	Record	   *recs = read_log(c, &n, &bytes, &c->seq);
+	WaCheckpointLog *log = palloc(sizeof(WaCheckpointLog));
 
-	for (int64 i = 0; i < n; i++)
+	log->records = read_log(c, &log->n, &log->bytes, &c->seq);
+	return log;
+}
+
+/*
+ * Load a log into the engine (the caller holds the engine's lock; the
+ * log's records point into memory that must live until this returns).
+ */
+void
+wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine, const WaCheckpointLog *log)
+{
+	const WaCkptRecord *recs = log->records;
+
+	for (int64 i = 0; i < log->n; i++)
 	{
 		wa_key		key;
 
@@ -324,7 +336,6 @@ wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine)
 		wa_engine_restore_slice(engine, &key, recs[i].slice, recs[i].acc,
 								c->acc_size);
 	}
-	c->log_bytes = bytes;
+	c->log_bytes = log->bytes;
 	wa_ckpt_reset(c);
-	return n;
 }

@@ -34,6 +34,18 @@ extern void wa_ckpt_add_slice(WaCheckpoint *c, const wa_key *key,
 extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
 						  int64 live_bytes);
 extern void wa_ckpt_reset(WaCheckpoint *c);
-extern int64 wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine);
+
+/* The live records of a pipeline's log, read for a restore. */
+typedef struct WaCkptRecord WaCkptRecord;
+typedef struct WaCheckpointLog
+{
+	WaCkptRecord *records;
+	int64		n;
+	int64		bytes;			/* of records in the log */
+} WaCheckpointLog;
+
+extern WaCheckpointLog *wa_ckpt_read(WaCheckpoint *c);
+extern void wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine,
+							const WaCheckpointLog *log);
 
 #endif							/* WINDOWAGG_CHECKPOINT_H */

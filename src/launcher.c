@@ -267,7 +267,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		if (!running)
 		{
 			/* normally the worker gave it back already; a live() may read */
-			LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+			wa_state_lock_exclusive(slot);
 			slot->engine = NULL;
 			wa_arena_reset(&slot->arena);
 			LWLockRelease(&slot->state_lock);

@@ -186,6 +186,9 @@ extern void wa_wake_worker(WaPipelineSlot *slot);
  */
 extern void wa_check_for_interrupts_locked(void);
 
+/* Take a slot's state lock to change its engine (readers give way). */
+extern void wa_state_lock_exclusive(WaPipelineSlot *slot);
+
 /* The engine allocator over a pipeline's arena (bounded by a limit). */
 extern void wa_arena_allocator_init(wa_allocator *allocator,
 									WaPipelineSlot *slot);

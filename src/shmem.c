@@ -579,6 +579,23 @@ wa_status_name(WaPipelineStatus status)
 	return "unknown";
 }
 
+/* ---------- the state lock's writers ---------- */
+
+/*
+ * Every writer of a pipeline's engine takes the state lock through here:
+ * one that has to wait for readers says so, and readers let it in first
+ * (see lock_for_reading in pipeline_control.c).
+ */
+void
+wa_state_lock_exclusive(WaPipelineSlot *slot)
+{
+	if (LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
+		return;
+	slot->writer_waiting = true;
+	LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+	slot->writer_waiting = false;
+}
+
 /* ---------- interrupts under the state lock ---------- */
 
 void

@@ -189,6 +189,8 @@ wa_ticks_to_timestamptz(PG_FUNCTION_ARGS)
 			TIMESTAMP_NOBEGIN(result);
 		PG_RETURN_TIMESTAMPTZ(result);
 	}
+	/* a tick is an integer: a fraction must not round it into range */
+	ticks = DirectFunctionCall1(numeric_floor, ticks);
 	/* within the range, the value fits in int64 */
 	if (DatumGetBool(DirectFunctionCall2(numeric_lt, ticks, lowest)) ||
 		DatumGetBool(DirectFunctionCall2(numeric_ge, ticks, end)))

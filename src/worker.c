@@ -137,12 +137,7 @@ lock_state(Worker *w)
 
 	if (w->locked)
 		return;
-	if (!LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
-	{
-		slot->writer_waiting = true;
-		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
-		slot->writer_waiting = false;
-	}
+	wa_state_lock_exclusive(slot);
 	slot->engine_busy = true;
 	w->locked = true;
 }
@@ -410,13 +405,13 @@ create_engine(Worker *w)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid windowing configuration: %s", problem)));
-	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	lock_state(w);
 	w->engine = wa_engine_create(&config);
 	w->slot->engine = w->engine;
 	w->slot->engine_dbid = MyDatabaseId;
 	w->slot->engine_pipeline_id = w->def->id;
 	memcpy(w->slot->engine_shape, w->shape, WA_SHAPE_LEN);
-	LWLockRelease(&w->slot->state_lock);
+	unlock_state(w);
 }
 
 /* Forget the engine, whatever state a failure left it in. */
@@ -426,7 +421,7 @@ discard_engine(WaPipelineSlot *slot)
 	bool		held = LWLockHeldByMe(&slot->state_lock);
 
 	if (!held)
-		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+		wa_state_lock_exclusive(slot);
 	slot->engine = NULL;
 	slot->engine_dbid = InvalidOid;
 	slot->engine_pipeline_id = 0;
@@ -479,6 +474,7 @@ restore(Worker *w)
 	int64		hwm;
 	wa_time_state time;
 	EngineStep	step;
+	WaCheckpointLog *log;
 
 	create_engine(w);
 
@@ -547,20 +543,20 @@ restore(Worker *w)
 	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
 	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 16, &isnull));
 
-	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
-	wa_engine_restore_time(w->engine, &time);
-	LWLockRelease(&w->slot->state_lock);
-
-	/* the slices, from the checkpoint log */
-	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
-	engine_step_begin(&step, w, "restoring");
+	/*
+	 * The slices, from the checkpoint log: read (a query and a sort) before
+	 * the state lock is taken, then given to the engine under it, which
+	 * stays busy for readers until the restore is complete.
+	 */
 	w->sink.ckpt.acc_size = wa_engine_acc_size(w->engine);
-	(void) wa_ckpt_restore(&w->sink.ckpt, w->engine);
-	engine_step_end(&step);
-	LWLockRelease(&w->slot->state_lock);
-	LWLockAcquire(&w->slot->state_lock, LW_EXCLUSIVE);
+	log = wa_ckpt_read(&w->sink.ckpt);
+	lock_state(w);
+	engine_step_begin(&step, w, "restoring");
+	wa_engine_restore_time(w->engine, &time);
+	wa_ckpt_restore(&w->sink.ckpt, w->engine, log);
 	wa_engine_restore_done(w->engine);
-	LWLockRelease(&w->slot->state_lock);
+	engine_step_end(&step);
+	unlock_state(w);
 	/* stream again from the committed offset */
 	if (w->def->logical)
 		wa_logical_start(&w->logical, w->stored_lsn);
