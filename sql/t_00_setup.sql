@@ -77,14 +77,15 @@ BEGIN
 END
 $$;
 
--- Wait (at most 30 s) until a pipeline's status is want, and its last
+-- Wait (at most seconds) until a pipeline's status is want, and its last
 -- error matches error_like if given; returns the status it reached.
-CREATE FUNCTION wait_for_status(pipeline text, want text, error_like text DEFAULT NULL)
+CREATE FUNCTION wait_for_status(pipeline text, want text, error_like text DEFAULT NULL,
+                                seconds int DEFAULT 30)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     got record;
 BEGIN
-    FOR i IN 1 .. 600 LOOP
+    FOR i IN 1 .. seconds * 20 LOOP
         SELECT status, last_error INTO got FROM windowagg.stat_pipelines WHERE name = pipeline;
         EXIT WHEN got.status = want AND (error_like IS NULL OR got.last_error LIKE error_like);
         PERFORM pg_sleep(0.05);

@@ -39,6 +39,19 @@ SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) FROM ev_noindex GROUP 
                                  ARRAY[windowagg.tumbling(10)]);
 SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) FROM ev_view GROUP BY k', 't',
                                  ARRAY[windowagg.tumbling(10)], arrival_column => 'id');
+-- a temporary table is one session's: no worker could read or write it
+CREATE TEMP TABLE ev_temp (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) FROM ev_temp GROUP BY k', 't',
+                                 ARRAY[windowagg.tumbling(10)]);
+SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) FROM ev_ok GROUP BY k', 't',
+                                 ARRAY[windowagg.tumbling(10)], result_table => 'pg_temp.p');
+-- character(n) keys compare without their trailing spaces, their bytes with them
+CREATE TABLE ev_char (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, c char(3), t bigint);
+SELECT windowagg.create_pipeline('p', 'SELECT c, count(*) FROM ev_char GROUP BY c', 't',
+                                 ARRAY[windowagg.tumbling(10)]);
+SELECT * FROM windowagg.aggregate('SELECT c::char, count(*) FROM ev_char GROUP BY 1', 't',
+                                  ARRAY[windowagg.tumbling(10)])
+    AS a(c char, window_start bigint, window_end bigint, count bigint, pane text, revision bigint);
 
 -- nothing was left behind by the failures
 SELECT count(*) FROM windowagg.pipelines;
@@ -112,6 +125,9 @@ SELECT windowagg.pause('alice_p');
 SELECT windowagg.resume('alice_p');
 SELECT wait_for_status('alice_p', 'stopped');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'alice_p';
+-- waiting for a stopped pipeline is pointless: an error at once, with why
+SELECT windowagg.wait('alice_p', '10 min');
+SELECT windowagg.flush('alice_p', '10 min');
 SET ROLE wa_alice;
 GRANT SELECT ON alice_space.secret TO wa_alice;
 SELECT windowagg.drop_pipeline('alice_p', drop_tables => true);

@@ -31,7 +31,7 @@ SELECT feed_s(121, 130);
 SELECT wait_for_status('p_schema', 'stopped');
 SELECT status, worker_pid IS NULL AS no_worker, last_error
 FROM windowagg.stat_pipelines WHERE name = 'p_schema';
-SELECT windowagg.wait('p_schema', '1 s');   -- no worker: times out
+SELECT windowagg.wait('p_schema', '1 s');   -- stopped: an error at once
 -- its offset and checkpoint are intact
 SELECT arrival_hwm FROM windowagg.pipeline_progress;
 SELECT count(*) > 0 AS has_checkpoint FROM windowagg.checkpoints;
@@ -50,8 +50,55 @@ SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
 ALTER TABLE src_s RENAME COLUMN w_old TO w;
 SELECT windowagg.resume('p_schema');
 
+-- the source renamed away and another table made under its name: stopped
+-- (it would read the new table from the old one's offset)
+ALTER TABLE src_s RENAME TO src_s_moved;
+CREATE TABLE src_s (LIKE src_s_moved);
+SELECT wait_for_status('p_schema', 'stopped');
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
+DROP TABLE src_s;
+ALTER TABLE src_s_moved RENAME TO src_s;
+SELECT windowagg.resume('p_schema');
+SELECT windowagg.wait('p_schema');
+
+-- a row numbered beyond the arrival sequence (an explicit number) would
+-- make the rows it numbers next be skipped: stopped before anything of it
+-- commits; set right, the pipeline goes on and loses nothing
+INSERT INTO src_s (id, k, t, v, w) OVERRIDING SYSTEM VALUE VALUES (100000, 1, 150, 1, 1);
+SELECT wait_for_status('p_schema', 'stopped');
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
+SELECT setval(pg_get_serial_sequence('src_s', 'id'), 100000);
+SELECT windowagg.resume('p_schema');
+SELECT windowagg.wait('p_schema');
+-- a sequence set back the same
+SELECT setval(pg_get_serial_sequence('src_s', 'id'), 500);
+SELECT feed_s(141, 141);
+SELECT wait_for_status('p_schema', 'stopped');
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
+DELETE FROM src_s WHERE id BETWEEN 501 AND 100000 AND t = 141;
+SELECT setval(pg_get_serial_sequence('src_s', 'id'), 100000);
+SELECT windowagg.resume('p_schema');
+SELECT windowagg.wait('p_schema');
+-- and a cache on the sequence, which hands numbers out of order
+ALTER SEQUENCE src_s_id_seq CACHE 20;
+SELECT wait_for_status('p_schema', 'stopped');
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
+ALTER SEQUENCE src_s_id_seq CACHE 1;
+SELECT windowagg.resume('p_schema');
+SELECT windowagg.wait('p_schema');
+
+-- an epoch that fails with the same error again and again (here every
+-- write of a result) is no longer retried for ever: stopped after five
+ALTER TABLE p_schema ADD CONSTRAINT never CHECK (n < 0) NOT VALID;
+SELECT feed_s(142, 160);
+SELECT wait_for_status('p_schema', 'stopped', seconds => 90);
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
+ALTER TABLE p_schema DROP CONSTRAINT never;
+SELECT windowagg.resume('p_schema');
+SELECT windowagg.wait('p_schema');
+
 -- nothing was lost or counted twice: the results equal the batch function
-SELECT feed_s(141, 200);
+SELECT feed_s(161, 200);
 SELECT windowagg.flush('p_schema');
 SELECT count(*) AS windows,
        count(*) FILTER (WHERE r.n IS DISTINCT FROM b.n OR r.s IS DISTINCT FROM b.s

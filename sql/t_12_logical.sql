@@ -203,6 +203,33 @@ WHERE slot_name LIKE 'windowagg_%'
   AND slot_name NOT IN (SELECT slot_name FROM windowagg.pipelines WHERE slot_name IS NOT NULL);
 DROP TABLE later_l;
 
+-- a used column dropped and added again (same name, same type, a new
+-- place in the row): decoded rows from before and after the change are
+-- read by the column's name, none as NULL
+CREATE TABLE src_re (k int, t bigint, v int);
+SELECT windowagg.create_pipeline('l_re', 'SELECT k, count(v) AS nv, sum(v) AS sv FROM src_re GROUP BY k',
+    't', ARRAY[windowagg.tumbling(100)], source => 'logical') > 0 AS created;
+INSERT INTO src_re SELECT i % 2, i, i FROM generate_series(1, 50) i;
+SELECT windowagg.pause('l_re');
+INSERT INTO src_re SELECT i % 2, i, i FROM generate_series(51, 60) i;
+ALTER TABLE src_re DROP COLUMN v;
+ALTER TABLE src_re ADD COLUMN v int;
+INSERT INTO src_re SELECT i % 2, i, 1000 + i FROM generate_series(61, 80) i;
+SELECT windowagg.resume('l_re');
+INSERT INTO src_re SELECT i % 2, i, 1000 + i FROM generate_series(81, 90) i;
+ALTER TABLE src_re DROP COLUMN v;
+ALTER TABLE src_re ADD COLUMN v int;
+INSERT INTO src_re SELECT i % 2, i, 2000 + i FROM generate_series(91, 99) i;
+SELECT windowagg.flush('l_re');
+-- against the values inserted (the table now holds the last ones only)
+SELECT k, nv, sv,
+       nv = (SELECT count(*) FROM generate_series(1, 99) i WHERE i % 2 = r.k) AS every_row,
+       sv = (SELECT sum(CASE WHEN i <= 60 THEN i WHEN i <= 90 THEN 1000 + i ELSE 2000 + i END)
+             FROM generate_series(1, 99) i WHERE i % 2 = r.k) AS every_value
+FROM l_re r ORDER BY k;
+SELECT windowagg.drop_pipeline('l_re', drop_tables => true);
+DROP TABLE src_re;
+
 -- bad arguments
 SELECT windowagg.create_pipeline('l_bad', 'SELECT k, count(*) FROM src_l GROUP BY k', 't',
     ARRAY[windowagg.tumbling(10)], source => 'kafka');

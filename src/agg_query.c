@@ -175,6 +175,18 @@ check_key_type(const WaKeyColumn *key)
 	Oid			opcintype;
 	Oid			proc;
 
+	/*
+	 * character(n) says its equality is bitwise, which holds only for values
+	 * padded to one length: 'a' and 'a ' are one group to GROUP BY.
+	 */
+	if (getBaseType(key->typid) == BPCHAROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("GROUP BY key \"%s\" of type %s cannot be used as a window key",
+						key->name, format_type_be(key->typid)),
+				 errdetail("Equal values of type character can differ in their trailing spaces."),
+				 errhint("Cast the key to text, which drops the trailing spaces as GROUP BY ignores them.")));
+
 	if (OidIsValid(opclass))
 	{
 		opcintype = get_opclass_input_type(opclass);

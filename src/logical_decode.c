@@ -45,9 +45,10 @@
 /* ---------- changes, from the output plugin ---------- */
 
 /*
- * Is a decoded relation the source (or one of its partitions)?  Forgotten
- * on any relcache invalidation, which decoding also sends when it replays a
- * transaction that changed the catalog (an ATTACH or DETACH PARTITION, say).
+ * Is a decoded relation the source (or one of its partitions), and where
+ * are its columns?  Forgotten on any relcache invalidation, which decoding
+ * also sends when it replays a transaction that changed the catalog (an
+ * ATTACH or DETACH PARTITION, an ALTER TABLE, say).
  */
 typedef struct RelationMatch
 {
@@ -94,20 +95,23 @@ match_relation(WaLogicalSource *src, Relation relation)
 		return m;
 	m->ours = relid == src->local_relid;
 	m->map = NULL;
-	/* a partition of a partitioned source: its columns may be elsewhere */
+	/* a partition of a partitioned source */
 	if (!m->ours && relation->rd_rel->relispartition)
+		m->ours = list_member_oid(get_partition_ancestors(relid), src->local_relid);
+
+	/*
+	 * Columns are matched by name: a partition may have its columns
+	 * elsewhere, and the source itself, as decoded, may be laid out
+	 * otherwise than when the worker started (a column dropped and added
+	 * again, in the stream before or after the change).
+	 */
+	if (m->ours)
 	{
-		List	   *ancestors = get_partition_ancestors(relid);
+		MemoryContext old = MemoryContextSwitchTo(src->relations_cxt);
 
-		m->ours = list_member_oid(ancestors, src->local_relid);
-		if (m->ours)
-		{
-			MemoryContext old = MemoryContextSwitchTo(src->relations_cxt);
-
-			m->map = build_attrmap_by_name_if_req(RelationGetDescr(relation),
-												  src->base_slot->tts_tupleDescriptor);
-			MemoryContextSwitchTo(old);
-		}
+		m->map = build_attrmap_by_name_if_req(RelationGetDescr(relation),
+											  src->base_slot->tts_tupleDescriptor);
+		MemoryContextSwitchTo(old);
 	}
 	return m;
 }

@@ -103,6 +103,8 @@ typedef struct WaPipelineSlot
 	Latch	   *worker_latch;
 	WaPipelineStatus status;
 	char		last_error[512];
+	char		last_failure[512];	/* the latest failed worker's error */
+	int			failure_streak; /* failures with that same error in a row */
 	WaPipelineStats stats;
 
 	/*

@@ -76,6 +76,7 @@ wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
 			  uint64 target, bool flushed, int64 timeout)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	WaPipelineStatus noticed = WA_STATUS_RUNNING;
 
 	wa_wake_worker(slot);
 	for (;;)
@@ -83,10 +84,16 @@ wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
 		uint64		reached;
 		bool		wanted;
 		bool		dropped;
+		bool		needs_resume;
+		WaPipelineStatus status;
+		char		last_error[sizeof(slot->last_error)];
 
 		SpinLockAcquire(&slot->mutex);
 		reached = flushed ? slot->flushed_seq : slot->caught_up_seq;
 		wanted = slot->wanted;
+		needs_resume = slot->needs_resume;
+		status = slot->status;
+		strlcpy(last_error, slot->last_error, sizeof(last_error));
 		dropped = slot->drop_requested || !slot->in_use ||
 			slot->generation != generation;
 		SpinLockRelease(&slot->mutex);
@@ -101,6 +108,23 @@ wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("pipeline \"%s\" is paused", name),
 					 errhint("Resume it with windowagg.resume('%s').", name)));
+		/* stopped: nothing will happen until a user acts */
+		if (needs_resume)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("pipeline \"%s\" is stopped", name),
+					 errdetail("It stopped on: %s", last_error),
+					 errhint("Fix the cause, then call windowagg.resume('%s').", name)));
+		/* a state it may leave by itself: wait, but say so (once) */
+		if ((status == WA_STATUS_FAILED || status == WA_STATUS_MEMORY_FULL ||
+			 status == WA_STATUS_WAITING) && status != noticed)
+		{
+			ereport(NOTICE,
+					(errmsg("pipeline \"%s\" is %s; waiting for it to recover",
+							name, wa_status_name(status)),
+					 last_error[0] != '\0' ? errdetail("%s", last_error) : 0));
+			noticed = status;
+		}
 		if (timeout >= 0 &&
 			TimestampDifferenceExceeds(start, GetCurrentTimestamp(), (int) Min(timeout, INT_MAX)))
 			return false;

@@ -189,6 +189,12 @@ resolve_result_names(const char *result_table, ResultNames *names)
 	RangeVar   *rv = makeRangeVarFromNameList(qualified);
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
 
+	if (isAnyTempNamespace(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a pipeline's result table cannot be a temporary table"),
+				 errdetail("A temporary table belongs to the session that makes it; the pipeline's worker could not write it."),
+				 errhint("Name a result_table in a schema that is not temporary.")));
 	names->schema = quote_identifier(get_namespace_name(nspid));
 	names->result = quote_identifier(rv->relname);
 	names->dead_letters = suffixed_name(rv->relname, "_dead_letters");
@@ -519,6 +525,11 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("pipeline source \"%s\" is not a table", q->relname),
 				 errdetail("A pipeline tails a table that events are inserted into.")));
+	if (get_rel_persistence(q->relid) == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("pipeline source \"%s\" is a temporary table", q->relname),
+				 errdetail("A temporary table belongs to the session that makes it; the pipeline's worker could not read it.")));
 	arrival = NULL;
 	if (!logical)
 	{

@@ -82,6 +82,7 @@ apply_request(PendingRequest *r)
 		case WA_REQUEST_RESUME:
 			slot->wanted = true;
 			slot->needs_resume = false;
+			slot->failure_streak = 0;
 			if (slot->status == WA_STATUS_PAUSED || slot->status == WA_STATUS_STOPPED)
 				slot->status = WA_STATUS_STARTING;
 			break;

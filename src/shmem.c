@@ -274,6 +274,8 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name,
 		found->worker_latch = NULL;
 		found->status = WA_STATUS_STARTING;
 		found->last_error[0] = '\0';
+		found->last_failure[0] = '\0';
+		found->failure_streak = 0;
 		memset(&found->stats, 0, sizeof(found->stats));
 		SpinLockRelease(&found->mutex);
 		found->engine = NULL;

@@ -50,6 +50,7 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "catalog/pg_sequence.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
@@ -58,6 +59,12 @@
 #include "logical_source.h"
 #include "sink.h"
 #include "table_source.h"
+
+/*
+ * A pipeline whose epochs fail with the same error this many times in a
+ * row stops (needs windowagg.resume) instead of being retried for ever.
+ */
+#define FAILURES_BEFORE_STOP 5
 
 /*
  * Rows are ingested in batches of at most this many: the executor runs the
@@ -104,6 +111,10 @@ typedef struct Worker
 	bool		source_changed; /* relcache invalidation for the source */
 	bool		waiting_for_room;	/* refused by the per-role or
 									 * per-database limit */
+	bool		restoring_from_dump;	/* its catalog rows are still being
+										 * loaded (pg_restore) */
+	bool		stop_for_user;	/* the error needs a user (status stopped) */
+	Oid			arrival_seq;	/* a table source's arrival sequence */
 
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
@@ -497,6 +508,7 @@ restore(Worker *w)
 	 * transaction; while pg_restore is loading them they can disagree, and
 	 * the worker waits (fails, and is retried) until they agree.
 	 */
+	w->restoring_from_dump = true;	/* these two errors last only so long */
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -512,6 +524,7 @@ restore(Worker *w)
 				 errdetail("Its progress row refers to checkpoint %lld, the log ends at %lld.",
 						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)),
 						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))));
+	w->restoring_from_dump = false;
 	hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1, &hwm_null));
 	if (hwm_null)
 	{
@@ -587,6 +600,8 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
 		slot->caught_up_seq = seq;
+	if (seq > 0)
+		slot->failure_streak = 0;	/* an epoch went through */
 	if (flushed)
 		slot->flushed_seq = seq;
 	if (slot->status != WA_STATUS_FLUSHED || !flushed)
@@ -661,6 +676,124 @@ source_invalidated(Datum arg, Oid relid)
 		w->source_changed = true;
 }
 
+/* The sequence that numbers a table source's rows. */
+static Oid
+arrival_sequence(Worker *w)
+{
+	Datum		args[2];
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	bool		isnull;
+	Datum		seq;
+
+	args[0] = ObjectIdGetDatum(w->def->source);
+	args[1] = CStringGetTextDatum(w->def->arrival_column);
+	wa_catalog_exec("SELECT pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
+					"::pg_catalog.regclass::pg_catalog.oid",
+					2, argtypes, args, NULL);
+	seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arrival column \"%s\" of pipeline \"%s\" is no longer filled by a sequence",
+						w->def->arrival_column, w->def->name),
+				 errhint("Make it an identity column again, or drop and re-create the pipeline.")));
+	}
+	return DatumGetObjectId(seq);
+}
+
+/*
+ * A table source finds new rows as those numbered above the highest
+ * arrival number read, so every number must come from the arrival
+ * column's sequence, one at a time and in time order.  A row numbered
+ * beyond what the sequence has handed out (an explicit value, OVERRIDING
+ * SYSTEM VALUE, a sequence set back) would make the rows that later take
+ * the numbers below it be skipped; a cache would hand numbers out of
+ * order.  Either stops the pipeline, before the epoch commits: nothing is
+ * lost, and resume goes on once the sequence is set right.
+ */
+static void
+check_arrival_sequence(Worker *w)
+{
+	HeapTuple	tup;
+	Form_pg_sequence seq;
+	int64		cache;
+	int64		increment;
+	bool		isnull;
+	int64		last;
+	bool		called;
+	int64		handed_out;
+	char	   *seqname;
+
+	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(w->arrival_seq));
+	if (!HeapTupleIsValid(tup))
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the arrival sequence of pipeline \"%s\" is gone", w->def->name),
+				 errhint("Drop and re-create the pipeline.")));
+	}
+	seq = (Form_pg_sequence) GETSTRUCT(tup);
+	cache = seq->seqcache;
+	increment = seq->seqincrement;
+	ReleaseSysCache(tup);
+	seqname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->arrival_seq)),
+										 get_rel_name(w->arrival_seq));
+	if (cache != 1)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the sequence of arrival column \"%s\" of pipeline \"%s\" caches %lld values",
+						w->def->arrival_column, w->def->name, (long long) cache),
+				 errdetail("With a cache, sessions hand out arrival numbers out of time order, and a row could be taken for a gap for ever."),
+				 errhint("Run ALTER SEQUENCE %s CACHE 1, then windowagg.resume('%s').",
+						 seqname, w->def->name)));
+	}
+
+	/* as the catalog's owner: the pipeline's may read the table, not the sequence */
+	wa_catalog_exec(psprintf("SELECT last_value, is_called FROM %s", seqname),
+					0, NULL, NULL, NULL);
+	last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	called = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	handed_out = called ? last : last - increment;
+	if (handed_out < w->source.hwm)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has read arrival numbers up to " INT64_FORMAT ", beyond its sequence",
+						w->def->name, w->source.hwm),
+				 errdetail("Sequence %s has handed out numbers up to " INT64_FORMAT ": a row was inserted with an explicit arrival number, or the sequence was set back, and the rows it numbers next would be skipped.",
+						   seqname, handed_out),
+				 errhint("Set the sequence past the highest arrival number (setval), then call windowagg.resume('%s').",
+						 w->def->name)));
+	}
+}
+
+/*
+ * The source must still be the table the pipeline was created over: a
+ * table renamed away and another one made under its name would otherwise
+ * be read from the first one's offset.
+ */
+static void
+check_same_source(Worker *w, const WaAggQuery *q)
+{
+	if (w->def->connection == NULL && q->relid != w->def->source)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the query of pipeline \"%s\" no longer reads its source table", w->def->name),
+				 errdetail("It names table \"%s\", and the pipeline was created over the table now called \"%s\".",
+						   q->relname, get_rel_name(w->def->source) ? get_rel_name(w->def->source) : "(dropped)"),
+				 errhint("Rename the tables back and call windowagg.resume('%s'), or drop and re-create the pipeline.",
+						 w->def->name)));
+	}
+}
+
 /*
  * A logical source bypasses what a query would check on each row: its
  * owner must be able to read the source whole, and use a slot here.
@@ -687,6 +820,7 @@ recheck_source(Worker *w)
 
 	w->source_changed = false;
 	now = wa_pipeline_query_parse_now(w->def);
+	check_same_source(w, now);
 	check_logical_source(w);
 	wa_pipeline_shape(w->def, now, shape);
 	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
@@ -755,6 +889,8 @@ run_epoch(Worker *w)
 	else
 		caught_up = wa_source_read(&w->source, wa_epoch_rows);
 	ingest_batch(w);			/* the rows read last */
+	if (!w->def->logical)
+		check_arrival_sequence(w);	/* before anything of it commits */
 
 	lock_state(w);
 	MemoryContextSwitchTo(w->epoch_cxt);
@@ -900,8 +1036,12 @@ setup(Worker *w)
 							 PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SET, true, 0, false);
 	w->query = wa_pipeline_query_parse_now(w->def);
+	check_same_source(w, w->query);
 	wa_window_set_check_limits(&w->def->windows);
 	check_logical_source(w);
+	if (!w->def->logical)
+		w->arrival_seq = arrival_sequence(w);
+	MemoryContextSwitchTo(w->cxt);	/* SPI left its own current */
 	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
@@ -1084,8 +1224,20 @@ recover_from_error(Worker *w)
 	memory_full = w->slot->memory_limit_hit;
 	w->slot->memory_limit_hit = false;
 	needs_user = !memory_full && !w->waiting_for_room &&
-		needs_user_action(edata->sqlerrcode);
+		(w->stop_for_user || needs_user_action(edata->sqlerrcode));
+	w->stop_for_user = false;
 	SpinLockAcquire(&w->slot->mutex);
+	/* the same failure again and again is not one that retrying cures */
+	if (!memory_full && !w->waiting_for_room && !w->restoring_from_dump &&
+		!needs_user)
+	{
+		if (strcmp(w->slot->last_failure, edata->message) == 0)
+			w->slot->failure_streak++;
+		else
+			w->slot->failure_streak = 1;
+		strlcpy(w->slot->last_failure, edata->message, sizeof(w->slot->last_failure));
+		needs_user = w->slot->failure_streak >= FAILURES_BEFORE_STOP;
+	}
 	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL :
 		w->waiting_for_room ? WA_STATUS_WAITING :
 		needs_user ? WA_STATUS_STOPPED : WA_STATUS_FAILED;
@@ -1184,6 +1336,12 @@ wa_worker_main(Datum arg)
 				bool		caught_up;
 
 				check_requests(w);
+				/* also while catching up with a backlog, which may be long */
+				if (ConfigReloadPending)
+				{
+					ConfigReloadPending = false;
+					ProcessConfigFile(PGC_SIGHUP);
+				}
 				caught_up = run_epoch(w);
 				if (!caught_up)
 					continue;	/* a backlog: no waiting */
@@ -1197,11 +1355,6 @@ wa_worker_main(Datum arg)
 					ResetLatch(MyLatch);
 				}
 				CHECK_FOR_INTERRUPTS();
-				if (ConfigReloadPending)
-				{
-					ConfigReloadPending = false;
-					ProcessConfigFile(PGC_SIGHUP);
-				}
 			}
 		}
 		PG_CATCH();

@@ -69,5 +69,31 @@ ok($node->poll_query_until('postgres', 'SELECT n = 2 FROM idle'),
 	'the window fired without a later event, by the idle timeout');
 is($node->safe_psql('postgres', "SELECT pane, revision FROM idle"), 'on_time|1', 'as an on-time pane');
 
+# A worker that is catching up with a long backlog reloads its
+# configuration between epochs, not only once it has caught up: a bound
+# lowered meanwhile stops it halfway.
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET windowagg.epoch_rows = 200;
+	CREATE TABLE backlog (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                      k int NOT NULL, t bigint NOT NULL);
+	SELECT windowagg.create_pipeline('lagging', 'SELECT k, count(*) AS n FROM backlog GROUP BY k',
+	                                 't', ARRAY[windowagg.hopping(100, 10)], bound => 1000000);
+	SELECT windowagg.pause('lagging');
+	INSERT INTO backlog (k, t) SELECT i % 5000, i FROM generate_series(1, 300000) i;
+});
+$node->reload;
+$node->safe_psql('postgres', "SELECT windowagg.resume('lagging')");
+ok( $node->poll_query_until('postgres',
+		"SELECT events_in > 0 FROM windowagg.stat_pipelines WHERE name = 'lagging'"),
+	'the lagging pipeline is catching up');
+$node->safe_psql('postgres', "ALTER SYSTEM SET windowagg.max_state_memory = '64kB'");
+$node->reload;
+ok( $node->poll_query_until('postgres',
+		"SELECT status = 'memory_full' FROM windowagg.stat_pipelines WHERE name = 'lagging'"),
+	'it takes the lowered bound');
+cmp_ok($node->safe_psql('postgres',
+		"SELECT events_in FROM windowagg.stat_pipelines WHERE name = 'lagging'"),
+	'<', 300000, 'before it has caught up');
+
 $node->stop;
 done_testing();
