@@ -49,8 +49,17 @@ SELECT windowagg.window_starts(timestamptz '2024-01-01 00:07+00', '20 min', '5 m
 SELECT windowagg.window_starts(timestamptz '2024-01-01 00:07+00', '1 hour', '1 hour',
                                timestamptz '2024-01-01 00:30+00');
 
--- near the int64 limits: starts beyond bigint are an error, not a wrap
+-- near the int64 limits: a window reaching beyond bigint does not exist
+-- (nothing wraps); those within it do
 SELECT windowagg.window_starts(9223372036854775800, 10);
+SELECT windowagg.window_starts(9223372036854775797, 10);
 SELECT windowagg.window_starts(-9223372036854775808, 10);
 SELECT windowagg.window_starts(-9223372036854775807, 10, 10, 3);
 SELECT windowagg.window_starts(timestamptz 'infinity', '1 hour');
+
+-- the starts stream, one per call: three of the 31.5 trillion windows of
+-- a year sliding by a microsecond come at once
+SET statement_timeout = '20s';
+SELECT windowagg.window_starts(timestamptz '2024-01-01 00:00+00', '365 days', '1 microsecond')
+LIMIT 3;
+RESET statement_timeout;

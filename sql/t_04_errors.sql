@@ -89,13 +89,78 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src WHERE id <> 
     ARRAY[windowagg.tumbling('1 hour')], arrival_order => 'id')
   AS (k int, ws timestamptz, we timestamptz, n bigint, pane text, rev bigint);
 
--- the engine's window bounds never wrap: a window past bigint is an error
-CREATE TABLE lim (k int, t bigint);
-INSERT INTO lim VALUES (1, 9223372036854775807);
-SELECT * FROM windowagg.aggregate(
-    $q$SELECT k, count(*) AS n FROM lim GROUP BY k$q$,
-    't', ARRAY[windowagg.tumbling(10)])
+-- a window whose bounds the type cannot hold does not exist: near the ends
+-- of bigint an event falls into those of its windows that exist, or into
+-- none and is dropped.  The reference works in numeric, which has no ends;
+-- events arrive in time order so that none is late.
+CREATE TABLE lim (id int, k int, t bigint);
+INSERT INTO lim VALUES
+    (1, 1, 9223372036854775807), (2, 1, 9223372036854775799),
+    (3, 1, 9223372036854775795), (4, 1, 9223372036854775790),
+    (5, 2, -9223372036854775808), (6, 2, -9223372036854775800),
+    (7, 2, -9223372036854775791), (8, 3, 0), (9, 3, 15);
+CREATE VIEW lim_ref AS
+    SELECT l.id, l.k, l.t, w.size, s AS ws
+    FROM lim l,
+         (VALUES (10, 10), (20, 10)) AS w(size, slide),
+         LATERAL (SELECT l.t - ((l.t::numeric % w.slide) + w.slide) % w.slide - w.slide * g AS s
+                  FROM generate_series(0, w.size / w.slide - 1) g) c
+    WHERE s >= -9223372036854775808 AND s + w.size <= 9223372036854775807;
+SELECT count(*) AS windows, count(DISTINCT id) AS events FROM lim_ref;
+(SELECT k, ws::numeric, we::numeric, n
+   FROM windowagg.aggregate(
+       $q$SELECT k, count(*) AS n FROM lim GROUP BY k$q$,
+       't', ARRAY[windowagg.tumbling(10), windowagg.hopping(20, 10)],
+       arrival_order => 't')
+     AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint)
+ EXCEPT
+ SELECT k, ws, ws + size, count(*) FROM lim_ref GROUP BY k, ws, size)
+UNION ALL
+(SELECT k, ws, ws + size, count(*) FROM lim_ref GROUP BY k, ws, size
+ EXCEPT
+ SELECT k, ws::numeric, we::numeric, n
+   FROM windowagg.aggregate(
+       $q$SELECT k, count(*) AS n FROM lim GROUP BY k$q$,
+       't', ARRAY[windowagg.tumbling(10), windowagg.hopping(20, 10)],
+       arrival_order => 't')
+     AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint));
+-- dropped: exactly the events no window that exists contains
+SELECT k, t, watermark IS NULL AS no_watermark, arrival
+  FROM windowagg.dropped(
+      $q$SELECT k, count(*) AS n FROM lim GROUP BY k$q$,
+      't', ARRAY[windowagg.tumbling(10), windowagg.hopping(20, 10)],
+      arrival_order => 't')
+    AS (k int, t bigint, watermark bigint, arrival bigint)
+  ORDER BY arrival;
+SELECT id, k, t FROM lim WHERE id NOT IN (SELECT id FROM lim_ref) ORDER BY id;
+-- window_starts agrees: the starts of the windows that exist
+SELECT l.id, array_agg(s ORDER BY s) AS starts
+  FROM lim l, windowagg.window_starts(l.t, 20, 10) s GROUP BY l.id
+EXCEPT
+SELECT id, array_agg(ws::bigint ORDER BY ws) FROM lim_ref WHERE size = 20 GROUP BY id;
+SELECT id FROM lim_ref WHERE size = 20
+EXCEPT SELECT l.id FROM lim l, windowagg.window_starts(l.t, 20, 10);
+-- timestamps end at 294276 AD: a window ending after that does not exist
+SELECT * FROM windowagg.window_starts('294276-12-31 23:59:59.999999+00'::timestamptz, '1 hour');
+SELECT * FROM windowagg.window_starts('294276-12-31 22:59:59.999999+00'::timestamptz, '1 hour');
+SELECT * FROM windowagg.window_starts('4714-11-24 00:00:00+00 BC'::timestamptz, '1 day');
+SELECT * FROM windowagg.window_starts('4714-11-24 00:00:00+00 BC'::timestamptz, '1 week');
+
+-- the windows' state is bounded by windowagg.batch_memory: 20000 keys do
+-- not fit in 1MB, and fit again in the default
+CREATE TABLE many_keys AS SELECT g AS k, g::bigint AS t FROM generate_series(1, 20000) g;
+SET windowagg.batch_memory = '1MB';
+\set VERBOSITY terse
+SELECT count(*) FROM windowagg.aggregate('SELECT k, count(*) AS n FROM many_keys GROUP BY k',
+    't', ARRAY[windowagg.tumbling(1000000)])
   AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+\set VERBOSITY default
+RESET windowagg.batch_memory;
+SELECT count(*) = (SELECT count(DISTINCT k) FROM many_keys) AS every_key
+  FROM windowagg.aggregate('SELECT k, count(*) AS n FROM many_keys GROUP BY k',
+    't', ARRAY[windowagg.tumbling(1000000)])
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+DROP TABLE many_keys;
 
 -- privileges are the caller's: a role that cannot read the table cannot aggregate it
 CREATE ROLE wa_nobody;

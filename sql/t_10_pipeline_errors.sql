@@ -133,6 +133,78 @@ GRANT SELECT ON alice_space.secret TO wa_alice;
 SELECT windowagg.drop_pipeline('alice_p', drop_tables => true);
 RESET ROLE;
 
+-- near the ends of bigint, a window the type cannot hold does not exist:
+-- an event in none of the windows that exist is a dead letter, one in some
+-- of them counts as partial, and neither stops the rows behind it
+CREATE TABLE ev_near_ends (id bigserial PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('near_ends', 'SELECT k, count(*) AS n FROM ev_near_ends GROUP BY k', 't',
+                                 ARRAY[windowagg.hopping(20, 10)], lateness => 9223372036854775807) > 0 AS created;
+INSERT INTO ev_near_ends (k, t) VALUES
+    (1, -9223372036854775808), (1, -9223372036854775791), (1, -9223372036854775800),
+    (2, 5), (2, 9223372036854775795), (2, 9223372036854775807), (2, 9223372036854775790);
+SELECT windowagg.flush('near_ends');
+-- the reference, in numeric: the windows containing each event that end by
+-- bigint's largest value and start at or after its smallest
+CREATE TEMP VIEW near_ends_want AS
+    SELECT k, s AS window_start, s + 20 AS window_end, count(*) AS n
+    FROM ev_near_ends, LATERAL (SELECT t - ((t::numeric % 10) + 10) % 10 - 10 * g AS s
+                          FROM generate_series(0, 1) g) w
+    WHERE s >= -9223372036854775808 AND s + 20 <= 9223372036854775807
+    GROUP BY k, s;
+SELECT (SELECT count(*) FROM near_ends_want) AS windows,
+       (SELECT count(*) FROM (SELECT k, window_start::numeric, window_end::numeric, n FROM near_ends
+                              EXCEPT SELECT * FROM near_ends_want) x) AS wrong,
+       (SELECT count(*) FROM (SELECT * FROM near_ends_want
+                              EXCEPT SELECT k, window_start, window_end, n FROM near_ends) x) AS missing;
+SELECT arrival, event_time, reason, watermark FROM near_ends_dead_letters ORDER BY arrival;
+SELECT status, events_in, events_partial, dead_letters FROM windowagg.stat_pipelines WHERE name = 'near_ends';
+SELECT windowagg.drop_pipeline('near_ends', drop_tables => true);
+DROP VIEW near_ends_want;
+
+-- a key too large for the result table's index is a dead letter before
+-- it touches any state: PostgreSQL's own btree, on a table with the same
+-- primary key, says which keys fit
+CREATE TABLE ev_big_keys (id bigserial PRIMARY KEY, k text, t bigint);
+SELECT windowagg.create_pipeline('big_keys', 'SELECT k, count(*) AS n FROM ev_big_keys GROUP BY k', 't',
+                                 ARRAY[windowagg.tumbling(10)]) > 0 AS created;
+SELECT setseed(0.25);
+CREATE TEMP TABLE big_key_cases AS
+    SELECT n AS len, (SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 90))::text AS hex
+    FROM generate_series(2600, 2720, 8) n;
+INSERT INTO ev_big_keys (k, t)
+    SELECT left(hex, len), len FROM big_key_cases
+    UNION ALL SELECT repeat('x', 100000), 3001
+    UNION ALL SELECT repeat('y', 2000000), 3002
+    UNION ALL SELECT 'small', 3003
+    UNION ALL SELECT repeat(left(hex, 2000), 2), 3004 FROM big_key_cases WHERE len = 2600;
+SELECT windowagg.flush('big_keys');
+CREATE TEMP TABLE big_key_probe (k text, window_start bigint, window_end bigint,
+                                 PRIMARY KEY (k, window_start, window_end));
+CREATE FUNCTION pg_index_takes(key text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO big_key_probe VALUES (key, 0, 10);
+    RETURN true;
+EXCEPTION WHEN program_limit_exceeded THEN
+    RETURN false;
+END $$;
+CREATE TEMP TABLE big_key_want AS
+    SELECT id, t, pg_index_takes(k) AS fits FROM ev_big_keys;
+SELECT count(*) FILTER (WHERE fits) AS fit, count(*) FILTER (WHERE NOT fits) AS refused,
+       min(t) FILTER (WHERE NOT fits AND t < 3000) AS shortest_refused_hex
+FROM big_key_want;
+-- every key that fits is in the results, every other one a dead letter
+SELECT (SELECT count(*) FROM big_key_want w
+        WHERE w.fits <> EXISTS (SELECT FROM big_keys r JOIN ev_big_keys e ON e.k = r.k WHERE e.id = w.id))
+         AS results_differ,
+       (SELECT count(*) FROM big_key_want w
+        WHERE w.fits = EXISTS (SELECT FROM big_keys_dead_letters d WHERE d.arrival = w.id))
+         AS dead_letters_differ;
+SELECT DISTINCT reason FROM big_keys_dead_letters;
+SELECT status, events_in, dead_letters FROM windowagg.stat_pipelines WHERE name = 'big_keys';
+SELECT windowagg.drop_pipeline('big_keys', drop_tables => true);
+DROP FUNCTION pg_index_takes(text);
+DROP TABLE big_key_want, big_key_probe, big_key_cases, ev_big_keys;
+
 -- every identifier is quoted: a hostile table and column name is a name
 CREATE TABLE "a""b; drop table ev_ok;--" (
     "i d" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -155,6 +227,94 @@ SELECT arrival, reason FROM "r""x; drop table ev_ok;--_dead_letters";
 SELECT to_regclass('ev_ok') IS NOT NULL AS ev_ok_survives;
 SELECT windowagg.drop_pipeline('hostile', drop_tables => true);
 SELECT windowagg.drop_pipeline('p', drop_tables => true);
+-- idle_timeout over a timestamp without time zone follows the wall clock
+-- of the zone the pipeline was created in (Honolulu: UTC-10, no summer
+-- time), not UTC's: an event half an hour ahead of that clock is on time
+SET TimeZone = 'Pacific/Honolulu';
+CREATE TABLE ev_local (id bigserial PRIMARY KEY, ts timestamp);
+SELECT windowagg.create_pipeline('local_clock', 'SELECT count(*) AS n FROM ev_local', 'ts',
+                                 ARRAY[windowagg.tumbling('1 hour')],
+                                 idle_timeout => '100 ms') > 0 AS created;
+SELECT time_zone FROM windowagg.pipelines WHERE name = 'local_clock';
+RESET TimeZone;
+CREATE FUNCTION honolulu_ticks(at timestamptz) RETURNS numeric LANGUAGE sql AS $$
+    SELECT extract(epoch FROM at AT TIME ZONE 'Pacific/Honolulu') * 1000000 - 946684800000000
+$$;
+INSERT INTO ev_local (ts) VALUES (now() AT TIME ZONE 'Pacific/Honolulu' - interval '2 hours');
+DO $$
+BEGIN
+    FOR i IN 1 .. 600 LOOP
+        EXIT WHEN (SELECT watermark_ticks > honolulu_ticks(now()) - 60000000
+                   FROM windowagg.stat_pipelines WHERE name = 'local_clock');
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+SELECT watermark_ticks BETWEEN honolulu_ticks(now()) - 60000000 AND honolulu_ticks(now())
+         AS watermark_is_honolulu_now
+FROM windowagg.stat_pipelines WHERE name = 'local_clock';
+INSERT INTO ev_local (ts) VALUES (now() AT TIME ZONE 'Pacific/Honolulu' + interval '30 min');
+SELECT windowagg.flush('local_clock');
+SELECT count(*) AS events, (SELECT count(*) FROM local_clock_dead_letters) AS dead_letters
+FROM ev_local;
+SELECT sum(n) AS counted FROM local_clock;
+SELECT windowagg.drop_pipeline('local_clock', drop_tables => true);
+DROP FUNCTION honolulu_ticks(timestamptz);
+
+-- a pipeline belongs to the owner of its result table: DROP ROLE refuses
+-- that owner, REASSIGN OWNED hands the pipeline over with the table, and
+-- it never passes to a superuser that way
+CREATE ROLE wa_carol;
+CREATE ROLE wa_dave;
+CREATE SCHEMA handover;
+GRANT USAGE, CREATE ON SCHEMA handover TO wa_carol, wa_dave;
+SET ROLE wa_carol;
+CREATE TABLE handover.src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('handed', 'SELECT k, count(*) AS n FROM handover.src GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)],
+                                 result_table => 'handover.handed') > 0 AS created;
+INSERT INTO handover.src (k, t) VALUES (1, 1), (1, 2);
+SELECT windowagg.wait('handed');
+RESET ROLE;
+\set VERBOSITY terse
+DROP ROLE wa_carol;
+\set VERBOSITY default
+REASSIGN OWNED BY wa_carol TO wa_dave;
+DROP OWNED BY wa_carol;
+DROP ROLE wa_carol;
+-- the worker notices at its next epoch and starts again as the new owner
+DO $$
+BEGIN
+    FOR i IN 1 .. 600 LOOP
+        EXIT WHEN (SELECT owner = 'wa_dave'::regrole FROM windowagg.pipelines WHERE name = 'handed');
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+SET ROLE wa_dave;
+SELECT owner FROM windowagg.pipelines WHERE name = 'handed';
+INSERT INTO handover.src (k, t) VALUES (1, 3), (2, 15), (1, 25);
+SELECT windowagg.flush('handed');
+SELECT count(*) AS differ FROM (
+    (SELECT k, window_start, n FROM handover.handed
+     EXCEPT SELECT k, t - t % 10, count(*) FROM handover.src GROUP BY 1, 2)
+    UNION ALL
+    (SELECT k, t - t % 10, count(*) FROM handover.src GROUP BY 1, 2
+     EXCEPT SELECT k, window_start, n FROM handover.handed)) x;
+RESET ROLE;
+ALTER TABLE handover.handed OWNER TO CURRENT_USER;
+INSERT INTO handover.src (k, t) VALUES (3, 40);
+SELECT wait_for_status('handed', 'stopped');
+SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'handed';
+SELECT owner FROM windowagg.pipelines WHERE name = 'handed';
+ALTER TABLE handover.handed OWNER TO wa_dave;
+SELECT windowagg.resume('handed');
+SELECT windowagg.wait('handed');
+-- read after the resume: too late, the first flush having fired every window
+SELECT count(*) AS too_late FROM handover.handed_dead_letters;
+SET ROLE wa_dave;
+SELECT windowagg.drop_pipeline('handed', drop_tables => true);
+RESET ROLE;
+DROP SCHEMA handover CASCADE;
+DROP ROLE wa_dave;
 DROP SCHEMA alice_space CASCADE;
 DROP ROLE wa_alice;
 DROP ROLE wa_bob;

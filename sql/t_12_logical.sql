@@ -217,8 +217,12 @@ ALTER TABLE src_re ADD COLUMN v int;
 INSERT INTO src_re SELECT i % 2, i, 1000 + i FROM generate_series(61, 80) i;
 SELECT windowagg.resume('l_re');
 INSERT INTO src_re SELECT i % 2, i, 1000 + i FROM generate_series(81, 90) i;
+-- in one transaction: a worker that parsed its query in between would
+-- rightly stop on the missing column
+BEGIN;
 ALTER TABLE src_re DROP COLUMN v;
 ALTER TABLE src_re ADD COLUMN v int;
+COMMIT;
 INSERT INTO src_re SELECT i % 2, i, 2000 + i FROM generate_series(91, 99) i;
 SELECT windowagg.flush('l_re');
 -- against the values inserted (the table now holds the last ones only)

@@ -49,6 +49,13 @@ RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'wa_ticks_to_timestamptz'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- The wall clock of timestamp (without time zone) event times, which
+-- idle_timeout compares with: the creator's TimeZone from now on, the
+-- updater's for the pipelines there are.
+ALTER TABLE windowagg.pipelines ADD COLUMN time_zone text;
+UPDATE windowagg.pipelines SET time_zone = pg_catalog.current_setting('TimeZone');
+GRANT SELECT (time_zone) ON windowagg.pipelines TO PUBLIC;
+
 -- Everyone sees the catalog rows of the pipelines whose owner role they
 -- are a member of (superusers every row); windowagg itself reads and
 -- writes them as the tables' owner.  stat_pipelines shows others' status.

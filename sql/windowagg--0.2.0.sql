@@ -393,6 +393,8 @@ CREATE TABLE windowagg.pipelines (
     remote_table text,              --   on the source server
     dead_letter_changes boolean NOT NULL DEFAULT false,
     slot_name text,                 -- logical: its replication slot
+    time_zone text,                 -- the creator's TimeZone, the clock of
+                                    -- timestamp event times; NULL: the server's
     CHECK (bound >= 0 AND lateness >= 0),
     CHECK (source_kind IN ('table', 'logical')),
     CHECK ((source_kind = 'table') = (arrival_column IS NOT NULL))
@@ -449,7 +451,7 @@ GRANT SELECT (id, name, owner, query, search_path, event_time, arrival_column,
               windows, bound, lateness, idle_timeout, source, result_table,
               dead_letter_table, live_view, enabled, created_at, source_kind,
               publication, remote_schema, remote_table, dead_letter_changes,
-              slot_name)
+              slot_name, time_zone)
     ON windowagg.pipelines TO PUBLIC;
 -- Everyone sees the catalog rows of the pipelines whose owner role they
 -- are a member of (superusers every row); windowagg itself reads and

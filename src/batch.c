@@ -39,6 +39,7 @@ typedef struct BatchRun
 {
 	WaAggQuery *query;
 	WaWindowSet windows;
+	WaWindowRange range;		/* windows the window type can hold */
 	bool		want_dropped;	/* output dropped rows, not panes */
 	Oid			window_type;	/* type of window_start/end and watermark */
 
@@ -52,6 +53,7 @@ typedef struct BatchRun
 	TupleDesc	tupdesc;
 	Datum	   *out_values;
 	bool	   *out_nulls;
+	MemoryContext engine_context;	/* the engine's state, and only it */
 	MemoryContext row_context;	/* per-row and per-pane scratch */
 	uint32		row_allocs;		/* rows and panes since its last reset */
 	Datum		pane_on_time;	/* the two pane kinds, made once */
@@ -93,7 +95,8 @@ emit_pane(void *arg, const wa_pane *pane)
 
 	/* one event can fire millions of windows: stay cancellable */
 	CHECK_FOR_INTERRUPTS();
-	if (run->want_dropped)
+	/* a window the result's type cannot hold does not exist */
+	if (run->want_dropped || !wa_pane_representable(pane, run->window_type))
 	{
 		MemoryContextSwitchTo(old);
 		return;
@@ -134,9 +137,18 @@ emit_dropped(BatchRun *run, TupleTableSlot *slot)
 	}
 	run->out_values[col] = slot->tts_values[q->n_keys];
 	run->out_nulls[col++] = false;
-	run->out_values[col] = wa_ticks_to_datum(wa_engine_watermark(run->engine),
-											 run->window_type, "watermark");
-	run->out_nulls[col++] = false;
+	{
+		wa_tick		wm = wa_engine_watermark(run->engine);
+		wa_tick		lowest;
+		wa_tick		highest;
+
+		/* no watermark yet (-infinity), or none the type can hold: NULL */
+		wa_ticks_range(run->window_type, &lowest, &highest);
+		run->out_nulls[col] = wm < lowest || wm > highest;
+		run->out_values[col] = run->out_nulls[col] ? (Datum) 0 :
+			wa_ticks_to_datum(wm, run->window_type, "watermark");
+		col++;
+	}
 	run->out_values[col] = Int64GetDatum(run->arrival);
 	run->out_nulls[col++] = false;
 	tuplestore_putvalues(run->tupstore, run->tupdesc, run->out_values,
@@ -177,6 +189,26 @@ event_ticks(BatchRun *run, TupleTableSlot *slot)
 	}
 }
 
+/*
+ * The engine keeps a state per key and open window, and cannot spill: past
+ * windowagg.batch_memory the call fails rather than take the server's
+ * memory (an event adds a bounded amount, so the excess stays small).
+ */
+static void
+check_engine_memory(BatchRun *run)
+{
+	Size		held = MemoryContextMemAllocated(run->engine_context, false);
+
+	if (unlikely(held > (Size) wa_batch_memory_kb * 1024))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the windows of this call need more than windowagg.batch_memory (%d kB)",
+						wa_batch_memory_kb),
+				 errdetail("They hold %zu kB after row %lld in arrival order.",
+						   held / 1024, (long long) run->arrival),
+				 errhint("Raise windowagg.batch_memory, or aggregate fewer keys or shorter windows in one call.")));
+}
+
 static bool
 batch_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -191,6 +223,13 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	run->arrival++;
 	slot_getallattrs(slot);
 	t = event_ticks(run, slot);
+	/* no window containing it exists: dropped, as if too late for all */
+	if (wa_window_range_of(&run->range, t) == WA_IN_RANGE_NONE)
+	{
+		if (run->want_dropped)
+			emit_dropped(run, slot);
+		return true;
+	}
 
 	wa_row_inputs(q, slot, run->inputs);
 
@@ -199,6 +238,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContextSwitchTo(old);
 
 	result = wa_engine_ingest(run->engine, &key, t, run->inputs);
+	check_engine_memory(run);
 	if (run->want_dropped)
 	{
 		if (result == WA_INGEST_DROPPED)
@@ -354,6 +394,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	lateness = wa_duration_arg(fcinfo, 4, "lateness", run->query->domain);
 	run->window_type = run->query->domain == WA_TIME_INTEGER ? INT8OID :
 		run->query->event_time_type;
+	wa_window_range_init(&run->range, &run->windows, run->window_type);
 
 	ours = build_tupdesc(run);
 	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
@@ -370,6 +411,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	engine_context = AllocSetContextCreate(CurrentMemoryContext,
 										   "windowagg engine",
 										   ALLOCSET_DEFAULT_SIZES);
+	run->engine_context = engine_context;
 	run->row_context = AllocSetContextCreate(CurrentMemoryContext,
 											 "windowagg row",
 											 ALLOCSET_SMALL_SIZES);

@@ -230,7 +230,8 @@ enum
 	Anum_load_remote_schema,
 	Anum_load_remote_table,
 	Anum_load_dead_letter_changes,
-	Anum_load_slot_name
+	Anum_load_slot_name,
+	Anum_load_time_zone
 };
 
 #define LOAD_COLUMNS \
@@ -239,7 +240,7 @@ enum
 	"result_table::pg_catalog.oid, dead_letter_table::pg_catalog.oid, " \
 	"live_view::pg_catalog.oid, enabled, search_path, " \
 	"source_kind OPERATOR(pg_catalog.=) 'logical', connection, publication, " \
-	"remote_schema, remote_table, dead_letter_changes, slot_name"
+	"remote_schema, remote_table, dead_letter_changes, slot_name, time_zone"
 
 static char *
 get_text(HeapTuple tup, TupleDesc desc, int col)
@@ -329,6 +330,7 @@ wa_catalog_load(int32 id, const char *name)
 													  Anum_load_dead_letter_changes,
 													  &isnull));
 	def->slot_name = get_text(tup, desc, Anum_load_slot_name);
+	def->time_zone = get_text(tup, desc, Anum_load_time_zone);
 	return def;
 }
 

@@ -213,6 +213,8 @@ typedef struct WaPipelineDef
 	int64		lateness;
 	bool		has_idle_timeout;
 	int64		idle_timeout_us;
+	char	   *time_zone;		/* the creator's TimeZone: the clock of
+								 * timestamp event times; NULL: the server's */
 	Oid			source;
 	Oid			result_table;
 	Oid			dead_letter_table;

@@ -211,6 +211,8 @@ emit_live(void *arg, const wa_pane *pane)
 
 	/* the worker may be waiting for the lock held here */
 	wa_check_for_interrupts_locked();
+	if (!wa_pane_representable(pane, out->window_type))
+		return;
 	wa_key_decode(&out->codec, &pane->key, out->values, out->nulls);
 	col = q->n_keys;
 	out->values[col] = wa_ticks_to_datum(pane->start, out->window_type, "window_start");

@@ -51,6 +51,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "access/transam.h"
+#include "pgtime.h"
 
 PG_FUNCTION_INFO_V1(wa_create_pipeline);
 PG_FUNCTION_INFO_V1(wa_drop_pipeline);
@@ -449,11 +450,11 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
-	Datum		values[20];
-	Oid			types[20] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
+	Datum		values[21];
+	Oid			types[21] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
 		INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID,
-	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	char		nulls[20];
+	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	char		nulls[21];
 	char	   *slot_name;
 	char	   *source_kind;
 	char	   *publication;
@@ -615,6 +616,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	values[17] = remote_schema != NULL ? CStringGetTextDatum(remote_schema) : (Datum) 0;
 	values[18] = remote_table != NULL ? CStringGetTextDatum(remote_table) : (Datum) 0;
 	values[19] = slot_name != NULL ? CStringGetTextDatum(slot_name) : (Datum) 0;
+	/* the wall clock of event times without a time zone */
+	values[20] = CStringGetTextDatum(pg_get_timezone_name(session_timezone));
 	for (int i = 16; i < 20; i++)
 		nulls[i] = values[i] == (Datum) 0 ? 'n' : ' ';
 	claim_within_limits_of = superuser() ? InvalidOid : GetUserId();
@@ -625,14 +628,14 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 								 "bound, lateness, idle_timeout, source, result_table, "
 								 "dead_letter_table, live_view, enabled, search_path, "
 								 "source_kind, publication, dead_letter_changes, connection, "
-								 "remote_schema, remote_table, slot_name) "
+								 "remote_schema, remote_table, slot_name, time_zone) "
 								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
 								 "$11::pg_catalog.regclass, %s::pg_catalog.regclass, "
-								 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20) "
+								 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) "
 								 "RETURNING id",
 								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.dead_letters)),
 								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.live))),
-						20, types, values, nulls);
+						21, types, values, nulls);
 	}
 	PG_CATCH();
 	{

@@ -389,6 +389,9 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 	int			row;
 	int			col;
 
+	/* a window the result's type cannot hold does not exist */
+	if (!wa_pane_representable(pane, sink->window_type))
+		return;
 	id.ival = pane->key.ival;
 	id.len = sink->codec->int_key ? 0 : pane->key.len;
 	id.bytes = pane->key.bytes;

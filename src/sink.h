@@ -71,4 +71,20 @@ extern void wa_sink_write_checkpoint(WaSink *sink, int64 live_slices);
 /* After the epoch committed or rolled back, before its memory is reset. */
 extern void wa_sink_reset(WaSink *sink);
 
+/* Does a key fit the result table's index?  (key_fit.c) */
+typedef struct WaKeyFit
+{
+	bool		check;			/* false: one integer key always fits */
+	int			n_keys;
+	TupleDesc	desc;			/* the index's columns: keys, start, end */
+	Size		small_enough;	/* keys this small need no closer look */
+	Datum	   *values;			/* scratch: the index tuple's values */
+	bool	   *isnull;
+} WaKeyFit;
+
+extern void wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q,
+							Oid window_type);
+/* values and isnull: the key columns of a row; allocates in the current context */
+extern bool wa_key_fits(WaKeyFit *fit, const Datum *values, const bool *isnull);
+
 #endif							/* WINDOWAGG_SINK_H */

@@ -16,6 +16,7 @@
 
 #include "catalog/pg_type.h"
 #include "common/int.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -140,6 +141,31 @@ wa_duration_arg(FunctionCallInfo fcinfo, int argno, const char *argname,
 	return ticks;
 }
 
+void
+wa_ticks_range(Oid typid, wa_tick *lowest, wa_tick *highest)
+{
+	if (typid == TIMESTAMPTZOID || typid == TIMESTAMPOID)
+	{
+		*lowest = MIN_TIMESTAMP;
+		*highest = END_TIMESTAMP - 1;
+	}
+	else
+	{
+		*lowest = PG_INT64_MIN;
+		*highest = PG_INT64_MAX;
+	}
+}
+
+bool
+wa_pane_representable(const wa_pane *pane, Oid typid)
+{
+	wa_tick		lowest;
+	wa_tick		highest;
+
+	wa_ticks_range(typid, &lowest, &highest);
+	return pane->start >= lowest && pane->end <= highest;
+}
+
 Datum
 wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what)
 {
@@ -196,4 +222,36 @@ wa_ticks_to_timestamptz(PG_FUNCTION_ARGS)
 		DatumGetBool(DirectFunctionCall2(numeric_ge, ticks, end)))
 		PG_RETURN_NULL();
 	PG_RETURN_TIMESTAMPTZ((TimestampTz) DatumGetInt64(DirectFunctionCall1(numeric_int8, ticks)));
+}
+
+pg_tz *
+wa_time_zone(const char *name)
+{
+	pg_tz	   *zone;
+
+	if (name == NULL)
+		return session_timezone;
+	zone = pg_tzset(name);
+	if (zone == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time zone \"%s\" is not recognized", name)));
+	return zone;
+}
+
+int64
+wa_wall_clock(TimestampTz now, pg_tz *zone)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			offset;
+	Timestamp	local;
+
+	/* timezone(zone, now), as timestamptz_zone computes it */
+	if (timestamp2tm(now, &offset, &tm, &fsec, NULL, zone) != 0 ||
+		tm2timestamp(&tm, fsec, NULL, &local) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	return local;
 }

@@ -111,34 +111,71 @@ wa_window_integer(PG_FUNCTION_ARGS)
 }
 
 /*
- * Return, in ascending order, the start of every window [w, w + size) with
- * w = origin + k * slide that contains t.
+ * The windows [w, w + size) with w = origin + k * slide that contain t and
+ * whose bounds a type with range [lowest, highest] can hold start at *from,
+ * *from + slide, ... *to (none if *from > *to).  Returns whether those are
+ * all the windows containing t: near the ends of the range, some reach
+ * beyond it, and such a window does not exist.
  */
-static void
+static bool
+existing_windows(wa_tick t, int64 size, int64 slide, int64 origin,
+				 wa_tick lowest, wa_tick highest, wa_tick *from, wa_tick *to)
+{
+	/* the windows containing t start at first, first + slide, ... last */
+	wa_tick		last = t - wa_tick_floor_mod(t - origin, slide);
+	wa_tick		first = last - ((last - (t - size + 1)) / slide) * slide;
+
+	*from = first;
+	if (first < lowest)
+		*from = first + ((lowest - first + slide - 1) / slide) * slide;
+	*to = Min(last, highest - size);
+	return first >= lowest && last + size <= highest;
+}
+
+typedef struct WindowStartsState
+{
+	wa_tick		next;
+	wa_tick		last;
+	int64		slide;
+	Oid			typid;
+} WindowStartsState;
+
+/*
+ * Return, in ascending order, the start of every window [w, w + size) with
+ * w = origin + k * slide that contains t and that the type can hold, one
+ * value per call: size / slide may be huge and the caller may stop early.
+ */
+static Datum
 window_starts(FunctionCallInfo fcinfo, int64 t, int64 size, int64 slide,
 			  int64 origin, Oid typid)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	wa_tick		first;
-	wa_tick		last;
+	FuncCallContext *funcctx;
+	WindowStartsState *state;
+	Datum		value;
 
-	check_size_slide(size, slide);
-	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
-
-	last = (wa_tick) t - wa_tick_floor_mod((wa_tick) t - origin, slide);
-	first = last - ((last - ((wa_tick) t - size + 1)) / slide) * slide;
-	for (wa_tick w = first; w <= last; w += slide)
+	if (SRF_IS_FIRSTCALL())
 	{
-		Datum		value;
-		bool		isnull = false;
+		wa_tick		lowest;
+		wa_tick		highest;
 
-		/* size / slide can be huge: stay cancellable */
-		CHECK_FOR_INTERRUPTS();
-		value = wa_ticks_to_datum(w, typid, "window start");
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value,
-							 &isnull);
+		check_size_slide(size, slide);
+		funcctx = SRF_FIRSTCALL_INIT();
+		state = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
+								   sizeof(WindowStartsState));
+		wa_ticks_range(typid, &lowest, &highest);
+		(void) existing_windows(t, size, slide, origin, lowest, highest,
+								&state->next, &state->last);
+		state->slide = slide;
+		state->typid = typid;
+		funcctx->user_fctx = state;
 	}
+	funcctx = SRF_PERCALL_SETUP();
+	state = funcctx->user_fctx;
+	if (state->next > state->last)
+		SRF_RETURN_DONE(funcctx);
+	value = wa_ticks_to_datum(state->next, state->typid, "window start");
+	state->next += state->slide;
+	SRF_RETURN_NEXT(funcctx, value);
 }
 
 /* window_starts(ts timestamptz, size interval, slide interval, origin) */
@@ -158,8 +195,7 @@ wa_window_starts_timestamptz(PG_FUNCTION_ARGS)
 		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(2), "slide", false);
 	origin = PG_ARGISNULL(3) ? wa_unix_epoch_ticks() :
 		wa_timestamp_to_ticks(PG_GETARG_TIMESTAMPTZ(3), "origin");
-	window_starts(fcinfo, t, size, slide, origin, TIMESTAMPTZOID);
-	return (Datum) 0;
+	return window_starts(fcinfo, t, size, slide, origin, TIMESTAMPTZOID);
 }
 
 /* window_starts(ts bigint, size bigint, slide bigint, origin bigint) */
@@ -177,9 +213,8 @@ wa_window_starts_integer(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be positive", size <= 0 ? "size" : "slide")));
-	window_starts(fcinfo, PG_GETARG_INT64(0), size, slide,
-				  PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3), INT8OID);
-	return (Datum) 0;
+	return window_starts(fcinfo, PG_GETARG_INT64(0), size, slide,
+						 PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3), INT8OID);
 }
 
 /* Read one field of a windowagg.window value. */
@@ -360,4 +395,42 @@ wa_window_set_check_domain(const WaWindowSet *set, const WaAggQuery *q)
 				 errhint(q->domain == WA_TIME_TIMESTAMP ?
 						 "Use interval sizes, for example windowagg.tumbling('1 hour')." :
 						 "Use integer sizes, for example windowagg.tumbling(100).")));
+}
+
+/* ---------- windows at the ends of a type's range ---------- */
+
+void
+wa_window_range_init(WaWindowRange *range, const WaWindowSet *set,
+					 Oid window_type)
+{
+	wa_tick		longest = 0;
+
+	range->set = set;
+	wa_ticks_range(window_type, &range->lowest, &range->highest);
+	for (int i = 0; i < set->n_windows; i++)
+		longest = Max(longest, (wa_tick) set->windows[i].size);
+	/* every window containing such a t lies within [t - size, t + size] */
+	range->safe_from = range->lowest + longest;
+	range->safe_to = range->highest - longest;
+}
+
+WaWindowsInRange
+wa_window_range_check(const WaWindowRange *range, int64 t)
+{
+	bool		all = true;
+	bool		any = false;
+
+	for (int i = 0; i < range->set->n_windows; i++)
+	{
+		const wa_window *w = &range->set->windows[i];
+		wa_tick		from;
+		wa_tick		to;
+
+		if (!existing_windows(t, w->size, w->slide, w->origin,
+							  range->lowest, range->highest, &from, &to))
+			all = false;
+		if (from <= to)
+			any = true;
+	}
+	return all ? WA_IN_RANGE_ALL : any ? WA_IN_RANGE_SOME : WA_IN_RANGE_NONE;
 }

@@ -24,6 +24,7 @@ PG_MODULE_MAGIC;
 
 /* see each GUC's description below */
 int			wa_result_memory_kb = 8192;
+int			wa_batch_memory_kb = 1024 * 1024;
 int			wa_max_pipelines = 16;
 int			wa_max_pipelines_per_role = 4;
 int			wa_max_pipelines_per_database = 8;
@@ -44,6 +45,14 @@ _PG_init(void)
 							"result costs more to build than a temporary file does.",
 							&wa_result_memory_kb,
 							8192, 64, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("windowagg.batch_memory",
+							"Memory the windows of one windowagg.aggregate or windowagg.dropped call may hold.",
+							"Their state grows with the keys and the open windows; the call "
+							"fails with an error naming this setting when it would hold more.",
+							&wa_batch_memory_kb,
+							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("windowagg.max_state_memory",

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "pgtime.h"
 #include "fmgr.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
@@ -51,6 +52,14 @@ extern int64 wa_duration_arg(FunctionCallInfo fcinfo, int argno,
 							 const char *argname, WaTimeDomain domain);
 /* A tick value as a Datum of the domain's output type, or error. */
 extern Datum wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what);
+/* The ticks a window bound of type typid can take: [*lowest, *highest]. */
+extern void wa_ticks_range(Oid typid, wa_tick *lowest, wa_tick *highest);
+/* Can the pane's bounds be values of type typid? */
+extern bool wa_pane_representable(const wa_pane *pane, Oid typid);
+/* A time zone by name (NULL: the session's), or error. */
+extern pg_tz *wa_time_zone(const char *name);
+/* The wall-clock time in zone at now, as a timestamp without time zone. */
+extern int64 wa_wall_clock(TimestampTz now, pg_tz *zone);
 
 /* ---------- window specifications (window_spec.c) ---------- */
 
@@ -67,6 +76,43 @@ extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
 extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
 /* Error unless the set is within the windows a set and an event may have. */
 extern void wa_window_set_check_limits(const WaWindowSet *set);
+
+/*
+ * Windows of a set whose bounds a type cannot hold (at the ends of its
+ * range) do not exist for the set's events: an event falls into some, all
+ * or none of the windows that exist.  wa_window_range_init computes, once,
+ * the event times that are far enough from the ends for every window.
+ */
+typedef enum WaWindowsInRange
+{
+	WA_IN_RANGE_ALL,
+	WA_IN_RANGE_SOME,			/* the event counts as partial */
+	WA_IN_RANGE_NONE			/* the event is a dead letter */
+} WaWindowsInRange;
+
+typedef struct WaWindowRange
+{
+	const WaWindowSet *set;
+	wa_tick		lowest;			/* the type's range, in ticks */
+	wa_tick		highest;
+	wa_tick		safe_from;		/* events within [safe_from, safe_to] */
+	wa_tick		safe_to;		/* fall into existing windows only */
+} WaWindowRange;
+
+extern void wa_window_range_init(WaWindowRange *range, const WaWindowSet *set,
+								 Oid window_type);
+static inline WaWindowsInRange wa_window_range_of(const WaWindowRange *range,
+												  int64 t);
+extern WaWindowsInRange wa_window_range_check(const WaWindowRange *range,
+											  int64 t);
+
+static inline WaWindowsInRange
+wa_window_range_of(const WaWindowRange *range, int64 t)
+{
+	if (likely((wa_tick) t >= range->safe_from && (wa_tick) t <= range->safe_to))
+		return WA_IN_RANGE_ALL;
+	return wa_window_range_check(range, t);
+}
 
 struct WaAggQuery;
 /* The windows' time domain must be the event time's. */
@@ -191,6 +237,7 @@ extern void wa_start_result(ReturnSetInfo *rsinfo);
 /* ---------- GUCs (windowagg.c) ---------- */
 
 extern int	wa_result_memory_kb;
+extern int	wa_batch_memory_kb;
 extern bool wa_share_windows;	/* windowagg.share_windows */
 
 /* ---------- engine memory (engine_alloc.c) ---------- */

@@ -35,7 +35,9 @@
  */
 #include "pipeline.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -80,6 +82,7 @@ typedef struct PendingRow
 	int64		arrival;
 	int64		t;				/* event time in ticks */
 	wa_key		key;			/* byte keys: in the batch's memory */
+	bool		some_out_of_range;	/* some of its windows cannot exist */
 	wa_tick		wm_before;		/* filled by the ingest: for dead letters */
 	wa_ingest_result result;
 } PendingRow;
@@ -106,6 +109,9 @@ typedef struct Worker
 	wa_value   *inputs;			/* n_inputs for each row of the batch */
 	PendingRow *batch;
 	int			n_batched;
+	WaWindowRange range;		/* windows the window type can hold */
+	WaKeyFit	key_fit;		/* keys the result table's index can hold */
+	pg_tz	   *clock_zone;		/* the wall clock of timestamp event times */
 	SPIPlanPtr	progress_plan;
 
 	bool		source_changed; /* relcache invalidation for the source */
@@ -301,7 +307,7 @@ ingest_batch(Worker *w)
 									r->wm_before, source_row_jsonb(w));
 			w->delta.dead_letters++;
 		}
-		else if (r->result == WA_INGEST_PARTIAL)
+		else if (r->result == WA_INGEST_PARTIAL || r->some_out_of_range)
 			w->delta.events_partial++;
 	}
 	MemoryContextSwitchTo(old);
@@ -318,10 +324,27 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	const char *problem;
 	int64		t = 0;
 	PendingRow *r;
+	WaWindowsInRange in_range = WA_IN_RANGE_ALL;
 
 	if (!counts)
 		return;
 	problem = row_event_time(w, slot, &t);
+	if (problem == NULL)
+	{
+		in_range = wa_window_range_of(&w->range, t);
+		if (in_range == WA_IN_RANGE_NONE)
+			problem = "every window containing the event reaches beyond the range of its type";
+	}
+	if (problem == NULL)
+	{
+		bool		fits;
+
+		old = MemoryContextSwitchTo(w->row_cxt);
+		fits = wa_key_fits(&w->key_fit, slot->tts_values, slot->tts_isnull);
+		MemoryContextSwitchTo(old);
+		if (!fits)
+			problem = "the key is too large for the result table's index (2704 bytes after compression)";
+	}
 	if (problem != NULL)
 	{
 		/* its dead letter shows the watermark the rows before it made */
@@ -340,6 +363,7 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	r = &w->batch[w->n_batched];
 	r->arrival = arrival;
 	r->t = t;
+	r->some_out_of_range = in_range == WA_IN_RANGE_SOME;
 	wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]);
 	old = MemoryContextSwitchTo(w->row_cxt);
 	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &r->key);
@@ -832,6 +856,85 @@ recheck_source(Worker *w)
 						 w->def->name)));
 }
 
+/*
+ * The current time as an event time, for idle_timeout: a timestamp
+ * without time zone is wall-clock time in the zone the pipeline was
+ * created in.
+ */
+static int64
+event_clock(const Worker *w, TimestampTz now)
+{
+	if (w->query->event_time_type != TIMESTAMPOID)
+		return now;
+	return wa_wall_clock(now, w->clock_zone);
+}
+
+/* ---------- the owner ---------- */
+
+/*
+ * A pipeline belongs to the owner of its result table.  The table's
+ * ownership is a dependency PostgreSQL records: DROP ROLE refuses an owner
+ * that still has it, and REASSIGN OWNED (or ALTER TABLE ... OWNER TO, by
+ * a member of the new owner) hands the pipeline over with the table.  The
+ * catalog row follows at setup, and a running worker starts again when
+ * the table changes hands (check_owner).  A pipeline never passes to a
+ * superuser this way: its query was written by another role and would run
+ * with every right.
+ */
+static Oid
+result_table_owner(const WaPipelineDef *def)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(def->result_table));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;		/* dropped: the pipeline goes with it */
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+static void
+follow_result_table_owner(Worker *w)
+{
+	Oid			owner = result_table_owner(w->def);
+	Oid			argtypes[2] = {INT4OID, OIDOID};
+	Datum		values[2];
+
+	if (!OidIsValid(owner) || owner == w->def->owner)
+		return;
+	if (superuser_arg(owner) && !superuser_arg(w->def->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the result table of pipeline \"%s\" now belongs to a superuser",
+						w->def->name),
+				 errdetail("A pipeline does not pass to a superuser with its result table: its query would run with every right."),
+				 errhint("Give the table to a role that is not a superuser and call windowagg.resume('%s'), or drop the pipeline and create it again as the superuser.",
+						 w->def->name)));
+	values[0] = Int32GetDatum(w->def->id);
+	values[1] = ObjectIdGetDatum(owner);
+	wa_catalog_exec("UPDATE windowagg.pipelines SET owner = $2::pg_catalog.regrole "
+					"WHERE id OPERATOR(pg_catalog.=) $1",
+					2, argtypes, values, NULL);
+	ereport(LOG,
+			(errmsg("pipeline \"%s\" now belongs to role \"%s\", the owner of its result table",
+					w->def->name, GetUserNameFromId(owner, false))));
+	w->def->owner = owner;
+}
+
+/* Each epoch: the worker runs as the result table's owner, or not at all. */
+static void
+check_owner(Worker *w)
+{
+	Oid			owner = result_table_owner(w->def);
+
+	if (OidIsValid(owner) && owner != w->def->owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the result table of pipeline \"%s\" has a new owner", w->def->name),
+				 errdetail("The worker starts again as the new owner.")));
+}
+
 /* ---------- an epoch ---------- */
 
 static void
@@ -881,6 +984,7 @@ run_epoch(Worker *w)
 	memset(&w->delta, 0, sizeof(w->delta));
 	if (!OidIsValid(get_extension_oid("windowagg", true)))
 		leave_dropped(w);		/* DROP EXTENSION took the pipeline along */
+	check_owner(w);
 	if (w->source_changed)
 		recheck_source(w);
 
@@ -903,7 +1007,7 @@ run_epoch(Worker *w)
 		w->last_row_at = now;
 	else if (w->def->has_idle_timeout &&
 			 now - w->last_row_at >= w->def->idle_timeout_us)
-		wa_engine_advance(w->engine, (wa_tick) now - w->def->bound);
+		wa_engine_advance(w->engine, (wa_tick) event_clock(w, now) - w->def->bound);
 	if (flush)
 		wa_engine_flush(w->engine);
 	wa_engine_emit_late(w->engine);
@@ -1010,6 +1114,7 @@ static void
 setup(Worker *w)
 {
 	MemoryContext old;
+	Oid			window_type;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -1024,6 +1129,8 @@ setup(Worker *w)
 	if (w->def == NULL)
 		leave_dropped(w);		/* its creating (sub)transaction rolled
 								 * back, or it was dropped */
+	follow_result_table_owner(w);
+	MemoryContextSwitchTo(w->cxt);
 	become_owner(w);
 	pgstat_report_appname(psprintf("windowagg pipeline %s", w->def->name));
 
@@ -1044,6 +1151,11 @@ setup(Worker *w)
 	MemoryContextSwitchTo(w->cxt);	/* SPI left its own current */
 	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
+	window_type = w->query->domain == WA_TIME_INTEGER ? INT8OID :
+		w->query->event_time_type;
+	wa_window_range_init(&w->range, &w->def->windows, window_type);
+	wa_key_fit_init(&w->key_fit, w->query, window_type);
+	w->clock_zone = wa_time_zone(w->def->time_zone);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
 	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
