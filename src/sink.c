@@ -369,7 +369,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	build_dead_letter_insert(sink, def);
 	/* SPI calls leave SPI's context current */
 	MemoryContextSwitchTo(long_lived);
-	wa_ckpt_init(&sink->ckpt, def->id, q->int_key, acc_size, long_lived);
+	wa_ckpt_init(&sink->ckpt, def->id, codec, acc_size, long_lived);
 	sink->key_values = palloc(sizeof(Datum) * (q->n_keys + 1));
 	sink->key_nulls = palloc(sizeof(bool) * (q->n_keys + 1));
 	MemoryContextSwitchTo(old);
@@ -488,14 +488,16 @@ save_slice(void *arg, const wa_key *key, int64_t slice, const void *acc,
 	WaSink	   *sink = arg;
 
 	Assert(acc_size == sink->ckpt.acc_size);
-	wa_ckpt_add_slice(&sink->ckpt, key, slice, acc);
+	wa_ckpt_add_slice(&sink->ckpt, sink->engine, key, slice, acc);
 }
 
 void
 wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 						   wa_time_state *time)
 {
+	sink->engine = engine;
 	wa_engine_checkpoint(engine, save_slice, sink, &sink->expire_below, time);
+	sink->engine = NULL;
 }
 
 /* ---------- writing ---------- */
@@ -523,11 +525,7 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 void
 wa_sink_write_checkpoint(WaSink *sink, int64 live_slices)
 {
-	/* a live slice takes a record: length, key, number, accumulator */
-	int64		live_bytes = live_slices * (int64) (sizeof(uint32) + 16 + sizeof(int64) +
-												   sink->ckpt.acc_size);
-
-	wa_ckpt_write(&sink->ckpt, sink->expire_below, live_bytes);
+	wa_ckpt_write(&sink->ckpt, sink->expire_below, live_slices);
 }
 
 /* After commit (or abort): forget the epoch's buffers. */

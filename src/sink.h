@@ -32,6 +32,7 @@ typedef struct WaSink
 	bool		ready;			/* wa_sink_init completed */
 	const WaAggQuery *query;
 	WaKeyCodec *codec;
+	const wa_engine *engine;	/* while a checkpoint is collected */
 	int32		pipeline_id;
 	Oid			window_type;
 

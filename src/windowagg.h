@@ -217,6 +217,26 @@ extern void wa_key_encode(WaKeyCodec *codec, const Datum *values,
 extern void wa_key_decode(const WaKeyCodec *codec, const wa_key *key,
 						  Datum *values, bool *isnull);
 
+/* ---------- keys on disk (key_portable.c) ---------- */
+
+typedef struct WaKeyPortable
+{
+	const WaKeyCodec *codec;
+	bool		is_image;		/* the portable form is the image itself */
+	bool	   *send_form;		/* per column: stored in its send form */
+	FmgrInfo   *send;			/* per column; set for fixed-length types by
+								 * reference that are not plain bytes */
+	FmgrInfo   *recv;
+	Oid		   *ioparam;
+	StringInfoData image;		/* the last key read back */
+} WaKeyPortable;
+
+extern void wa_key_portable_init(WaKeyPortable *kp, const WaKeyCodec *codec);
+extern void wa_key_to_portable(WaKeyPortable *kp, const wa_key *key,
+							   StringInfo out);
+extern void wa_key_from_portable(WaKeyPortable *kp, const char *p, uint32 len,
+								 wa_key *out);
+
 /* ---------- results (agg_result.c) ---------- */
 
 extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,

@@ -510,6 +510,7 @@ restore(Worker *w)
 	wa_time_state time;
 	EngineStep	step;
 	WaCheckpointLog *log;
+	Datum		watermark;
 
 	create_engine(w);
 
@@ -568,7 +569,9 @@ restore(Worker *w)
 	memset(&time, 0, sizeof(time));
 	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	time.seen_event = !isnull;
-	time.wm = numeric_to_tick(SPI_getbinval(tup, desc, 4, &isnull), isnull);
+	/* apart: the order in which arguments are evaluated is unspecified */
+	watermark = SPI_getbinval(tup, desc, 4, &isnull);
+	time.wm = numeric_to_tick(watermark, isnull);
 	memset(&w->committed, 0, sizeof(w->committed));
 	w->committed.max_event_time = time.max_ts;
 	w->committed.events_in = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
@@ -586,7 +589,7 @@ restore(Worker *w)
 	 * stays busy for readers until the restore is complete.
 	 */
 	w->sink.ckpt.acc_size = wa_engine_acc_size(w->engine);
-	log = wa_ckpt_read(&w->sink.ckpt);
+	log = wa_ckpt_read(&w->sink.ckpt, w->engine);
 	lock_state(w);
 	engine_step_begin(&step, w, "restoring");
 	wa_engine_restore_time(w->engine, &time);
@@ -594,6 +597,17 @@ restore(Worker *w)
 	wa_engine_restore_done(w->engine);
 	engine_step_end(&step);
 	unlock_state(w);
+	if (wa_ckpt_rewrite(&w->sink.ckpt, log))
+	{
+		Oid			argtypes[2] = {INT4OID, INT8OID};
+		Datum		values[2];
+
+		values[0] = Int32GetDatum(w->def->id);
+		values[1] = Int64GetDatum(w->sink.ckpt.seq);
+		wa_catalog_exec("UPDATE windowagg.pipeline_progress SET checkpoint_seq = $2 "
+						"WHERE pipeline OPERATOR(pg_catalog.=) $1",
+						2, argtypes, values, NULL);
+	}
 	/* stream again from the committed offset */
 	if (w->def->logical)
 		wa_logical_start(&w->logical, w->stored_lsn);
@@ -1275,14 +1289,16 @@ worker_exit(int code, Datum arg)
 /*
  * Errors that retrying cannot cure: the source table or the result table
  * changed or went away, or the owner lost a privilege (SQLSTATE class 42),
- * or the query no longer passes validation.  The pipeline stops until a
- * user calls windowagg.resume, instead of failing again every minute.
+ * or the query no longer passes validation, or its checkpoint is corrupt.
+ * The pipeline stops until a user calls windowagg.resume, instead of
+ * failing again every minute.
  */
 static bool
 needs_user_action(int sqlerrcode)
 {
 	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION ||
-		sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED;
+		sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED ||
+		sqlerrcode == ERRCODE_DATA_CORRUPTED;
 }
 
 /*

@@ -385,6 +385,98 @@ wa_acc_is_empty(const wa_agg_layout *layout, const void *acc)
 	return *(const int64_t *) acc == 0;
 }
 
+/* ---------- the portable image (checkpoints) ---------- */
+
+/*
+ * Every field of an accumulator is a 64-bit integer, a double or (an exact
+ * sum) a 128-bit integer.  The portable image writes each as little-endian
+ * bytes, the 128-bit one low half first; doubles by their IEEE bits.  The
+ * shifts below are exact on any byte order, and compile to plain stores
+ * on a little-endian machine.
+ */
+static inline void
+put_le64(uint8_t *out, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = (uint8_t) (v >> (8 * i));
+}
+
+static inline uint64_t
+get_le64(const uint8_t *in)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) in[i] << (8 * i);
+	return v;
+}
+
+__extension__ typedef unsigned __int128 wa_uint128;
+
+/* Whether the state of this kind starts with a 128-bit integer. */
+static bool
+starts_with_int128(wa_agg_kind kind)
+{
+	return kind == WA_AGG_SUM_INT || kind == WA_AGG_AVG_INT;
+}
+
+void
+wa_acc_to_portable(const wa_agg_layout *layout, const void *acc, uint8_t *out)
+{
+	const uint8_t *in = acc;
+	uint32_t	off = 0;
+
+	for (int i = 0; i <= layout->n_aggs; i++)
+	{
+		/* the header word, then each aggregate's state */
+		uint32_t	end = i < layout->n_aggs ? layout->offsets[i] : layout->acc_size;
+
+		for (; off < end; off += 8)
+		{
+			uint64_t	w;
+
+			memcpy(&w, in + off, 8);
+			put_le64(out + off, w);
+		}
+		if (i < layout->n_aggs && starts_with_int128(layout->aggs[i].kind))
+		{
+			wa_int128	v;
+
+			memcpy(&v, in + off, sizeof(v));
+			put_le64(out + off, (uint64_t) v);
+			put_le64(out + off + 8, (uint64_t) (v >> 64));
+			off += 16;
+		}
+	}
+}
+
+void
+wa_acc_from_portable(const wa_agg_layout *layout, const uint8_t *in, void *acc)
+{
+	uint8_t    *out = acc;
+	uint32_t	off = 0;
+
+	for (int i = 0; i <= layout->n_aggs; i++)
+	{
+		uint32_t	end = i < layout->n_aggs ? layout->offsets[i] : layout->acc_size;
+
+		for (; off < end; off += 8)
+		{
+			uint64_t	w = get_le64(in + off);
+
+			memcpy(out + off, &w, 8);
+		}
+		if (i < layout->n_aggs && starts_with_int128(layout->aggs[i].kind))
+		{
+			wa_uint128	u = (wa_uint128) get_le64(in + off + 8) << 64 | get_le64(in + off);
+			wa_int128	v = (wa_int128) u;
+
+			memcpy(out + off, &v, sizeof(v));
+			off += 16;
+		}
+	}
+}
+
 const char *
 wa_agg_kind_name(wa_agg_kind kind)
 {

@@ -96,6 +96,15 @@ extern void wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 /* True if the accumulator has seen no event at all. */
 extern bool wa_acc_is_empty(const wa_agg_layout *layout, const void *acc);
 
+/*
+ * The accumulator in a fixed byte order (little-endian, acc_size bytes),
+ * for checkpoints that another machine may read.
+ */
+extern void wa_acc_to_portable(const wa_agg_layout *layout, const void *acc,
+							   uint8_t *out);
+extern void wa_acc_from_portable(const wa_agg_layout *layout,
+								 const uint8_t *in, void *acc);
+
 /* Name of a kind, for messages and tests. */
 extern const char *wa_agg_kind_name(wa_agg_kind kind);
 

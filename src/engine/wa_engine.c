@@ -1775,6 +1775,18 @@ wa_engine_acc_size(const wa_engine *e)
 	return e->layout.acc_size;
 }
 
+void
+wa_engine_acc_to_portable(const wa_engine *e, const void *acc, uint8_t *out)
+{
+	wa_acc_to_portable(&e->layout, acc, out);
+}
+
+void
+wa_engine_acc_from_portable(const wa_engine *e, const uint8_t *in, void *acc)
+{
+	wa_acc_from_portable(&e->layout, in, acc);
+}
+
 wa_tick
 wa_engine_watermark(const wa_engine *e)
 {

@@ -181,6 +181,11 @@ extern int64_t wa_engine_slice_width(const wa_engine *engine);
 
 /* Bytes of one slice accumulator (as passed to save and restore below). */
 extern uint32_t wa_engine_acc_size(const wa_engine *engine);
+/* An accumulator to and from its portable image (see wa_agg.h). */
+extern void wa_engine_acc_to_portable(const wa_engine *engine, const void *acc,
+									  uint8_t *out);
+extern void wa_engine_acc_from_portable(const wa_engine *engine,
+										const uint8_t *in, void *acc);
 
 /*
  * Ingest one event in arrival order: update its slice, mark late windows
