@@ -6,12 +6,14 @@
  *
  * At start (server start, or after a crash restart, when shared memory is
  * empty) the launcher finds the pipelines of every database: it starts a
- * short-lived discovery worker per database, which claims a slot for each
- * pipeline it finds there.  From then on create_pipeline claims slots
- * itself.  The launcher's loop starts a worker for every slot that wants
- * one, restarts failed workers after a growing delay (1 s doubling to
+ * short-lived discovery worker per database, one at a time from its loop,
+ * which claims a slot for each pipeline it finds there; a database whose
+ * worker could not start is tried again later.  From then on
+ * create_pipeline claims slots itself.  The launcher's loop starts a
+ * worker for every slot that wants one, restarts failed workers after a growing delay (1 s doubling to
  * 1 min) unless they stopped on an error that only a user can fix, and
- * releases the slots of dropped pipelines once their worker has gone.  Backends wake it through its latch when they commit a change.
+ * releases the slots of dropped pipelines once their worker has gone.
+ * Backends wake it through its latch when they commit a change.
  *
  * src/launcher.c
  *
@@ -49,6 +51,7 @@ typedef struct LaunchState
 	int			failures;		/* consecutive failed runs */
 	TimestampTz started_at;		/* of the current worker, or 0 */
 	TimestampTz next_start;
+	bool		warned_no_worker;	/* a WARNING said it could not start */
 } LaunchState;
 
 static LaunchState *launch_state;
@@ -131,30 +134,105 @@ list_databases(void)
 	return dbs;
 }
 
-static void
-discover_pipelines(void)
+/*
+ * Discovery runs one database at a time, from the launcher's loop: a
+ * database whose discovery worker could not start (max_worker_processes
+ * was full) or failed is tried again, after a delay that doubles from 1 s
+ * to 1 min, while the pipelines of the others already run.  A discovery
+ * worker says it registered its database through discovered_dbid.
+ */
+typedef struct Discovery
 {
-	List	   *dbs = list_databases();
-	ListCell   *lc;
+	List	   *pending;		/* databases still to register */
+	List	   *warned;			/* of those, the ones a WARNING named */
+	Oid			current;		/* whose worker runs, or InvalidOid */
+	BackgroundWorkerHandle *handle;
+	int			failures;		/* in a row */
+	TimestampTz next_try;
+} Discovery;
 
-	foreach(lc, dbs)
+static Discovery discovery;
+
+static void
+discovery_failed(TimestampTz now, const char *why)
+{
+	Oid			dbid = discovery.current != InvalidOid ? discovery.current :
+		linitial_oid(discovery.pending);
+	int			delay = Min(MAX_RESTART_DELAY_MS, 1000 << Min(discovery.failures, 6));
+
+	if (!list_member_oid(discovery.warned, dbid))
 	{
-		BackgroundWorkerHandle *handle;
-		Oid			dbid = lfirst_oid(lc);
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-		if (!start_dynamic_worker("wa_discovery_main", "windowagg discovery",
-								  dbid, ObjectIdGetDatum(dbid), 0, &handle))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("windowagg could not start a worker to find the pipelines of database %u", dbid),
-					 errhint("Raise max_worker_processes.")));
-			continue;
-		}
-		(void) WaitForBackgroundWorkerShutdown(handle);
-		pfree(handle);
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("windowagg could not find the pipelines of database %u: %s",
+						dbid, why),
+				 errdetail("They do not run until it can; it tries again after a growing delay."),
+				 errhint("Raise max_worker_processes.")));
+		discovery.warned = lappend_oid(discovery.warned, dbid);
+		MemoryContextSwitchTo(old);
 	}
-	list_free(dbs);
+	discovery.failures++;
+	discovery.next_try = TimestampTzPlusMilliseconds(now, delay);
+	/* the others first: one database must not hold up the rest */
+	discovery.pending = list_delete_oid(discovery.pending, dbid);
+	discovery.pending = lappend_oid(discovery.pending, dbid);
+	discovery.current = InvalidOid;
+}
+
+static void
+discovery_succeeded(Oid dbid)
+{
+	if (list_member_oid(discovery.warned, dbid))
+	{
+		ereport(LOG,
+				(errmsg("windowagg found the pipelines of database %u", dbid)));
+		discovery.warned = list_delete_oid(discovery.warned, dbid);
+	}
+	discovery.pending = list_delete_oid(discovery.pending, dbid);
+	discovery.failures = 0;
+	discovery.next_try = 0;
+	discovery.current = InvalidOid;
+}
+
+/* One step of discovery, from each turn of the loop. */
+static void
+discovery_step(TimestampTz now, long *next_wakeup_ms)
+{
+	Oid			dbid;
+	pid_t		pid;
+
+	if (discovery.current != InvalidOid)
+	{
+		if (GetBackgroundWorkerPid(discovery.handle, &pid) != BGWH_STOPPED)
+			return;				/* still at work: its exit wakes the loop */
+		pfree(discovery.handle);
+		discovery.handle = NULL;
+		if (pg_atomic_read_u32(&wa_shared->discovered_dbid) == discovery.current)
+			discovery_succeeded(discovery.current);
+		else
+			discovery_failed(now, "its discovery worker failed (see the server log)");
+	}
+	if (discovery.pending == NIL)
+		return;
+	if (discovery.next_try != 0 && now < discovery.next_try)
+	{
+		*next_wakeup_ms = Min(*next_wakeup_ms,
+							  Max((long) ((discovery.next_try - now) / 1000), 1));
+		return;
+	}
+	dbid = linitial_oid(discovery.pending);
+	pg_atomic_write_u32(&wa_shared->discovered_dbid, InvalidOid);
+	if (!start_dynamic_worker("wa_discovery_main", "windowagg discovery",
+							  dbid, ObjectIdGetDatum(dbid), 0, &discovery.handle))
+	{
+		discovery.handle = NULL;
+		discovery_failed(now, "no background worker slot was free");
+		*next_wakeup_ms = Min(*next_wakeup_ms, 1000);
+		return;
+	}
+	discovery.current = dbid;
 }
 
 /*
@@ -183,6 +261,7 @@ wa_discovery_main(Datum arg)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	pg_atomic_write_u32(&wa_shared->discovered_dbid, dbid);
 	proc_exit(0);
 }
 
@@ -338,6 +417,14 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 							  &ls->handle))
 	{
 		ls->handle = NULL;
+		if (!ls->warned_no_worker)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("windowagg could not start a worker for pipeline \"%s\" of database %u",
+							slot->name, slot->dbid),
+					 errdetail("It is tried again every second."),
+					 errhint("Raise max_worker_processes.")));
+		ls->warned_no_worker = true;
 		SpinLockAcquire(&slot->mutex);
 		slot->status = WA_STATUS_FAILED;
 		strlcpy(slot->last_error,
@@ -347,6 +434,8 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		ls->next_start = TimestampTzPlusMilliseconds(now, 1000);
 		ls->started_at = 0;
 	}
+	else
+		ls->warned_no_worker = false;
 }
 
 void
@@ -363,7 +452,7 @@ wa_launcher_main(Datum arg)
 
 	/* no database: only the shared catalogs, to list the databases */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	discover_pipelines();
+	discovery.pending = list_databases();
 
 	for (;;)
 	{
@@ -372,6 +461,7 @@ wa_launcher_main(Datum arg)
 
 		room_changed = room_changed_next;
 		room_changed_next = false;
+		discovery_step(now, &next_wakeup_ms);
 		for (int i = 0; i < wa_shared->max_pipelines; i++)
 			manage_slot(i, now, &next_wakeup_ms);
 		/* a worker stopped in this pass: let waiting ones try at once */

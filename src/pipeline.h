@@ -21,6 +21,7 @@
 #include "windowagg.h"
 
 #include "executor/spi.h"
+#include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
@@ -130,6 +131,8 @@ typedef struct WaShared
 	int			max_pipelines;
 	pid_t		launcher_pid;
 	Latch	   *launcher_latch;
+	pg_atomic_uint32 discovered_dbid;	/* set by a discovery worker that
+										 * registered its database */
 	Size		pool_offset;	/* from the start of this struct */
 	Size		pool_size;
 	WaPipelineSlot slots[FLEXIBLE_ARRAY_MEMBER];

@@ -95,6 +95,7 @@ wa_shmem_startup(void)
 		wa_shared->max_pipelines = wa_max_pipelines;
 		wa_shared->pool_offset = shared_struct_size();
 		wa_shared->pool_size = pool_size();
+		pg_atomic_init_u32(&wa_shared->discovered_dbid, InvalidOid);
 		for (int i = 0; i < wa_max_pipelines; i++)
 		{
 			WaPipelineSlot *slot = &wa_shared->slots[i];
