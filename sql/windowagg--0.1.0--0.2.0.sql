@@ -72,7 +72,22 @@ CREATE POLICY owner_reads ON windowagg.pipeline_progress FOR SELECT
 -- through _pipeline_status), whoever may read its results its status;
 -- other pipelines do not appear.  A security barrier, so that no function
 -- of the reader's sees the rows the view hides.
-CREATE OR REPLACE VIEW windowagg.stat_pipelines WITH (security_barrier) AS
+-- _pipeline_status gains the gap columns: the view that reads it is made
+-- again (a view of a user's over it makes the update fail, and says so).
+DROP VIEW windowagg.stat_pipelines;
+DROP FUNCTION windowagg._pipeline_status();
+CREATE FUNCTION windowagg._pipeline_status(
+    OUT pipeline integer, OUT status text, OUT worker_pid integer,
+    OUT events_in bigint, OUT events_partial bigint, OUT dead_letters bigint,
+    OUT panes_on_time bigint, OUT panes_late bigint, OUT epochs bigint,
+    OUT watermark numeric, OUT max_event_time bigint,
+    OUT state_bytes bigint, OUT last_epoch_at timestamptz, OUT last_error text,
+    OUT retained_wal_bytes bigint, OUT gaps integer, OUT oldest_gap_at timestamptz,
+    OUT oldest_gap_pid integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'wa_pipeline_status'
+LANGUAGE C VOLATILE;
+CREATE VIEW windowagg.stat_pipelines WITH (security_barrier) AS
 SELECT p.name,
        CASE WHEN NOT p.enabled THEN 'paused' ELSE COALESCE(s.status, 'starting') END AS status,
        s.worker_pid, s.events_in, s.events_partial, s.dead_letters,
@@ -100,7 +115,9 @@ SELECT p.name,
                   FROM pg_catalog.pg_replication_slots r
                   WHERE r.slot_name OPERATOR(pg_catalog.=) p.slot_name)
             ELSE s.retained_wal_bytes
-       END AS retained_wal_bytes
+       END AS retained_wal_bytes,
+       s.gaps, pg_catalog.now() OPERATOR(pg_catalog.-) s.oldest_gap_at AS oldest_gap_age,
+       s.oldest_gap_pid
 FROM windowagg.pipelines p
 JOIN windowagg.pipeline_progress g ON g.pipeline OPERATOR(pg_catalog.=) p.id
 CROSS JOIN LATERAL (
@@ -122,6 +139,9 @@ LEFT JOIN LATERAL (
 LEFT JOIN windowagg._pipeline_status() s ON s.pipeline OPERATOR(pg_catalog.=) p.id
 WHERE a.counters
    OR pg_catalog.has_table_privilege(p.result_table::pg_catalog.oid, 'SELECT');
+COMMENT ON VIEW windowagg.stat_pipelines IS
+    'one row per pipeline of this database: status, worker, counters, watermark, lag, state memory, last error, gaps';
+GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
 
 -- It runs as whoever drops a table, and sees through the catalog's
 -- row-level security the pipelines of the roles the dropper is a member

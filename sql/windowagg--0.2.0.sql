@@ -544,7 +544,8 @@ CREATE FUNCTION windowagg._pipeline_status(
     OUT panes_on_time bigint, OUT panes_late bigint, OUT epochs bigint,
     OUT watermark numeric, OUT max_event_time bigint,
     OUT state_bytes bigint, OUT last_epoch_at timestamptz, OUT last_error text,
-    OUT retained_wal_bytes bigint)
+    OUT retained_wal_bytes bigint, OUT gaps integer, OUT oldest_gap_at timestamptz,
+    OUT oldest_gap_pid integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'wa_pipeline_status'
 LANGUAGE C VOLATILE;
@@ -590,7 +591,9 @@ SELECT p.name,
                   FROM pg_catalog.pg_replication_slots r
                   WHERE r.slot_name OPERATOR(pg_catalog.=) p.slot_name)
             ELSE s.retained_wal_bytes
-       END AS retained_wal_bytes
+       END AS retained_wal_bytes,
+       s.gaps, pg_catalog.now() OPERATOR(pg_catalog.-) s.oldest_gap_at AS oldest_gap_age,
+       s.oldest_gap_pid
 FROM windowagg.pipelines p
 JOIN windowagg.pipeline_progress g ON g.pipeline OPERATOR(pg_catalog.=) p.id
 CROSS JOIN LATERAL (
@@ -613,7 +616,7 @@ LEFT JOIN windowagg._pipeline_status() s ON s.pipeline OPERATOR(pg_catalog.=) p.
 WHERE a.counters
    OR pg_catalog.has_table_privilege(p.result_table::pg_catalog.oid, 'SELECT');
 COMMENT ON VIEW windowagg.stat_pipelines IS
-    'one row per pipeline of this database: status, worker, counters, watermark, lag, state memory, last error';
+    'one row per pipeline of this database: status, worker, counters, watermark, lag, state memory, last error, gaps';
 GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
 
 --

@@ -39,6 +39,7 @@ typedef enum WaPipelineStatus
 	WA_STATUS_STOPPED,			/* its definition no longer works: waits
 								 * for windowagg.resume */
 	WA_STATUS_FLUSHED,			/* end of input reached */
+	WA_STATUS_GAPS_FULL,		/* reads no new rows until gaps settle */
 	WA_STATUS_WAITING			/* its role or database runs as many
 								 * pipelines as allowed; retried */
 } WaPipelineStatus;
@@ -74,6 +75,10 @@ typedef struct WaPipelineStats
 	int64		source_deletes; /* inserts */
 	int64		retained_wal;	/* remote sources: bytes the slot holds, */
 	bool		retained_wal_known; /* once the worker has heard from it */
+	int32		n_gaps;			/* table sources: arrival ranges not seen;
+								 * -1 for logical ones */
+	TimestampTz oldest_gap_at;	/* when the oldest was revealed */
+	int32		oldest_gap_pid; /* a process that may still fill it */
 	TimestampTz last_epoch_at;
 } WaPipelineStats;
 
@@ -147,6 +152,7 @@ extern int	wa_shared_memory_mb;
 extern int	wa_max_state_memory_kb;
 extern int	wa_epoch_ms;
 extern int	wa_epoch_rows;
+extern int	wa_max_gaps;
 
 /* ---------- shared memory (shmem.c) ---------- */
 

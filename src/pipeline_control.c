@@ -117,7 +117,8 @@ wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
 					 errhint("Fix the cause, then call windowagg.resume('%s').", name)));
 		/* a state it may leave by itself: wait, but say so (once) */
 		if ((status == WA_STATUS_FAILED || status == WA_STATUS_MEMORY_FULL ||
-			 status == WA_STATUS_WAITING) && status != noticed)
+			 status == WA_STATUS_WAITING || status == WA_STATUS_GAPS_FULL) &&
+			status != noticed)
 		{
 			ereport(NOTICE,
 					(errmsg("pipeline \"%s\" is %s; waiting for it to recover",
@@ -393,8 +394,8 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		WaPipelineSlot *slot = &wa_shared->slots[i];
 		WaPipelineSlot copy;
 		StatusAccess access;
-		Datum		values[16];
-		bool		nulls[16];
+		Datum		values[19];
+		bool		nulls[19];
 		int			c = 0;
 
 		SpinLockAcquire(&slot->mutex);
@@ -457,6 +458,13 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 			nulls[c++] = access < STATUS_OWNER || copy.last_error[0] == '\0';
 			values[c] = Int64GetDatum(copy.stats.retained_wal);
 			nulls[c++] = !copy.stats.retained_wal_known;
+			/* table sources: the gaps it waits for, and who holds the oldest */
+			values[c] = Int32GetDatum(copy.stats.n_gaps);
+			nulls[c++] = copy.stats.last_epoch_at == 0 || copy.stats.n_gaps < 0;
+			values[c] = TimestampTzGetDatum(copy.stats.oldest_gap_at);
+			nulls[c++] = copy.stats.oldest_gap_at == 0;
+			values[c] = Int32GetDatum(copy.stats.oldest_gap_pid);
+			nulls[c++] = copy.stats.oldest_gap_pid == 0;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

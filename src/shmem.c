@@ -576,6 +576,8 @@ wa_status_name(WaPipelineStatus status)
 			return "stopped";
 		case WA_STATUS_FLUSHED:
 			return "flushed";
+		case WA_STATUS_GAPS_FULL:
+			return "gaps_full";
 		case WA_STATUS_WAITING:
 			return "waiting";
 	}

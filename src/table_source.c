@@ -34,7 +34,10 @@
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "catalog/pg_inherits.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/sinvaladt.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -48,13 +51,24 @@ typedef struct SourceReceiver
 
 /* ---------- gap groups ---------- */
 
+/*
+ * The transactions that may still fill the gaps revealed now: those that
+ * hold a lock on the source (or one of its partitions).  An INSERT locks
+ * the table before it evaluates the arrival column's default, so a
+ * transaction that took a number still uncommitted holds such a lock
+ * until it ends; one that never touched the source (an idle session, a
+ * transaction in another database) cannot fill a gap and is not waited
+ * for.  (A number taken by calling nextval by hand and inserted later is
+ * an explicit value: see the README on arrival columns.)
+ */
 static int
 new_group(WaTableSource *src)
 {
 	MemoryContext old = MemoryContextSwitchTo(src->cxt);
 	WaGapGroup *g;
-	VirtualTransactionId *vxids;
-	int			n;
+	List	   *rels = find_all_inheritors(src->query->relid, NoLock, NULL);
+	ListCell   *lc;
+	int			capacity = 8;
 
 	if (src->n_groups == src->groups_capacity)
 	{
@@ -64,11 +78,34 @@ new_group(WaTableSource *src)
 			repalloc(src->groups, sizeof(WaGapGroup) * src->groups_capacity);
 	}
 	g = &src->groups[src->n_groups];
-	vxids = GetCurrentVirtualXIDs(InvalidTransactionId, false, false, 0, &n);
-	g->vxids = palloc(sizeof(VirtualTransactionId) * Max(n, 1));
-	memcpy(g->vxids, vxids, sizeof(VirtualTransactionId) * n);
-	pfree(vxids);
-	g->n_vxids = n;
+	g->vxids = palloc(sizeof(VirtualTransactionId) * capacity);
+	g->pids = palloc(sizeof(int) * capacity);
+	g->n_vxids = 0;
+	foreach(lc, rels)
+	{
+		LOCKTAG		tag;
+		VirtualTransactionId *holders;
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, lfirst_oid(lc));
+		/* every lock conflicts with AccessExclusiveLock: every holder */
+		holders = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
+		for (; VirtualTransactionIdIsValid(*holders); holders++)
+		{
+			PGPROC	   *proc = BackendIdGetProc(holders->backendId);
+
+			if (g->n_vxids == capacity)
+			{
+				capacity *= 2;
+				g->vxids = repalloc(g->vxids, sizeof(VirtualTransactionId) * capacity);
+				g->pids = repalloc(g->pids, sizeof(int) * capacity);
+			}
+			g->vxids[g->n_vxids] = *holders;
+			g->pids[g->n_vxids] = proc != NULL ? proc->pid : 0;
+			g->n_vxids++;
+		}
+	}
+	list_free(rels);
+	g->created_at = GetCurrentTimestamp();
 	g->final = false;
 	g->in_use = true;
 	MemoryContextSwitchTo(old);
@@ -236,13 +273,17 @@ settle_gaps(WaTableSource *src)
 		WaGap		gap = old_gaps[i];
 
 		if (gap.group >= 0 && src->groups[gap.group].final)
+		{
+			src->gaps_changed = true;
 			continue;			/* nothing more can commit in it */
+		}
 		foreach(lc, src->found)
 		{
 			int64		a = *(int64 *) lfirst(lc);
 
 			if (a < gap.lo || a > gap.hi)
 				continue;
+			src->gaps_changed = true;
 			if (a > gap.lo)
 				add_gap(src, gap.lo, a - 1, gap.group);
 			gap.lo = a + 1;
@@ -263,6 +304,7 @@ settle_gaps(WaTableSource *src)
 	{
 		src->n_groups--;
 		pfree(src->groups[src->n_groups].vxids);
+		pfree(src->groups[src->n_groups].pids);
 	}
 }
 
@@ -289,7 +331,18 @@ wa_source_read(WaTableSource *src, int limit)
 		run_plan(src, src->gap_plan, args, true);
 	}
 
+	/* the gaps that filled or can no longer fill go before the bound is checked */
+	settle_gaps(src);
+	list_free_deep(src->found);
+	src->found = NIL;
 	first_new_gap = src->n_gaps;
+
+	/*
+	 * At the bound, new rows wait: reading them could reveal more gaps,
+	 * and a gap that may still commit is never forgotten.
+	 */
+	src->gaps_full = src->n_gaps >= wa_max_gaps;
+	if (!src->gaps_full)
 	{
 		Datum		args[2];
 
@@ -303,11 +356,38 @@ wa_source_read(WaTableSource *src, int limit)
 	{
 		int			group = new_group(src);
 
+		src->gaps_changed = true;
 		for (int i = first_new_gap; i < src->n_gaps; i++)
 			src->gaps[i].group = group;
 	}
 	settle_gaps(src);
-	return src->rows_read < limit;
+	/* rows left unread at the bound: not caught up, though nothing to do now */
+	return src->rows_read < limit && !src->gaps_full;
+}
+
+/* The oldest gap's group: when it was revealed, and a process holding it. */
+void
+wa_source_oldest_gap(const WaTableSource *src, TimestampTz *at, int *pid)
+{
+	const WaGapGroup *oldest = NULL;
+
+	*at = 0;
+	*pid = 0;
+	for (int i = 0; i < src->n_gaps; i++)
+	{
+		const WaGapGroup *g;
+
+		if (src->gaps[i].group < 0)
+			continue;
+		g = &src->groups[src->gaps[i].group];
+		if (oldest == NULL || g->created_at < oldest->created_at)
+			oldest = g;
+	}
+	if (oldest == NULL)
+		return;
+	*at = oldest->created_at;
+	for (int i = 0; i < oldest->n_vxids && *pid == 0; i++)
+		*pid = oldest->pids[i];
 }
 
 /* ---------- set-up and persistence ---------- */

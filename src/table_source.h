@@ -27,8 +27,10 @@ typedef struct WaGap
 /* The transactions whose end settles a set of gaps. */
 typedef struct WaGapGroup
 {
-	VirtualTransactionId *vxids;
+	VirtualTransactionId *vxids;	/* those that held a lock on the source */
+	int		   *pids;			/* their processes, for stat_pipelines */
 	int			n_vxids;
+	TimestampTz created_at;		/* when its gaps were revealed */
 	bool		final;			/* all ended before this epoch's snapshot */
 	bool		in_use;
 } WaGapGroup;
@@ -56,6 +58,8 @@ typedef struct WaTableSource
 	int			groups_capacity;
 
 	List	   *found;			/* gap numbers read this epoch */
+	bool		gaps_full;		/* windowagg.max_gaps reached: no new rows */
+	bool		gaps_changed;	/* since the last checkpoint */
 	int64		rows_read;		/* new rows read this epoch */
 } WaTableSource;
 
@@ -66,6 +70,8 @@ extern void wa_source_set_epoch_context(WaTableSource *src,
 										MemoryContext epoch_cxt);
 extern void wa_source_restore(WaTableSource *src, int64 hwm, ArrayType *gaps);
 extern ArrayType *wa_source_gaps_array(const WaTableSource *src);
+extern void wa_source_oldest_gap(const WaTableSource *src, TimestampTz *at,
+								 int *pid);
 extern void wa_source_before_snapshot(WaTableSource *src);
 /* Read gap rows, then up to limit new rows; true if nothing was left. */
 extern bool wa_source_read(WaTableSource *src, int limit);

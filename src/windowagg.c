@@ -32,6 +32,7 @@ int			wa_shared_memory_mb = 256;
 int			wa_max_state_memory_kb = 32 * 1024;
 int			wa_epoch_ms = 50;
 int			wa_epoch_rows = 100000;
+int			wa_max_gaps = 10000;
 bool		wa_share_windows = true;
 
 void		_PG_init(void);
@@ -77,6 +78,14 @@ _PG_init(void)
 							NULL,
 							&wa_epoch_rows,
 							100000, 1, INT_MAX,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("windowagg.max_gaps",
+							"Most ranges of arrival numbers a table source's pipeline waits for.",
+							"At the limit it reads no new rows until transactions that may still fill them end.",
+							&wa_max_gaps,
+							10000, 1, 1000000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 

@@ -623,6 +623,8 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	WaPipelineSlot *slot = w->slot;
 	wa_tick		wm = wa_engine_watermark(w->engine);
 	wa_stats	stats;
+	bool		gaps_full = false;
+	char		why[sizeof(((WaPipelineSlot *) NULL)->last_error)];
 
 	wa_engine_get_stats(w->engine, &stats);
 	w->committed.has_watermark = wm > PG_INT64_MIN && wm < PG_INT64_MAX;
@@ -634,6 +636,20 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 		w->committed.retained_wal = wa_logical_retained_bytes(&w->logical);
 		w->committed.retained_wal_known = true;
 	}
+	if (!w->def->logical)
+	{
+		w->committed.n_gaps = w->source.n_gaps;
+		wa_source_oldest_gap(&w->source, &w->committed.oldest_gap_at,
+							 &w->committed.oldest_gap_pid);
+		gaps_full = w->source.gaps_full;
+	}
+	else
+		w->committed.n_gaps = -1;	/* no arrival numbers */
+	if (gaps_full)
+		snprintf(why, sizeof(why),
+				 "%d ranges of arrival numbers may still commit (windowagg.max_gaps): "
+				 "no new rows are read until the transactions that may fill them end (the oldest: process %d)",
+				 w->source.n_gaps, w->committed.oldest_gap_pid);
 	SpinLockAcquire(&slot->mutex);
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
@@ -642,23 +658,34 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 		slot->failure_streak = 0;	/* an epoch went through */
 	if (flushed)
 		slot->flushed_seq = seq;
-	if (slot->status != WA_STATUS_FLUSHED || !flushed)
-		slot->status = w->committed.watermark_done ? WA_STATUS_FLUSHED :
-			WA_STATUS_RUNNING;
-	slot->last_error[0] = '\0';
+	if (gaps_full)
+	{
+		slot->status = WA_STATUS_GAPS_FULL;
+		strlcpy(slot->last_error, why, sizeof(slot->last_error));
+	}
+	else
+	{
+		if (slot->status != WA_STATUS_FLUSHED || !flushed)
+			slot->status = w->committed.watermark_done ? WA_STATUS_FLUSHED :
+				WA_STATUS_RUNNING;
+		slot->last_error[0] = '\0';
+	}
 	SpinLockRelease(&slot->mutex);
 }
 
 static void
 prepare_progress_plan(Worker *w)
 {
-	Oid			types[14] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
-	INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID};
+	Oid			types[15] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
+		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID,
+	BOOLOID};
 
 	/* prepared in the catalog's scope, so that it is re-planned there too */
 	w->progress_plan =
 		wa_catalog_prepare("UPDATE windowagg.pipeline_progress SET "
-						   "arrival_hwm = $2, arrival_gaps = $3, max_event_time = $4, "
+						   "arrival_hwm = $2, max_event_time = $4, "
+						   /* an unchanged array keeps its TOAST value: no WAL */
+						   "arrival_gaps = CASE WHEN $15 THEN $3 ELSE arrival_gaps END, "
 						   "watermark = $5, events_in = events_in OPERATOR(pg_catalog.+) $6, "
 						   "events_partial = events_partial OPERATOR(pg_catalog.+) $7, "
 						   "dead_letters = dead_letters OPERATOR(pg_catalog.+) $8, "
@@ -670,20 +697,23 @@ prepare_progress_plan(Worker *w)
 						   "source_deletes = source_deletes OPERATOR(pg_catalog.+) $14, "
 						   "updated_at = pg_catalog.now() "
 						   "WHERE pipeline OPERATOR(pg_catalog.=) $1",
-						   14, types);
+						   15, types);
 }
 
 static void
 write_progress(Worker *w, const wa_time_state *time)
 {
-	Datum		values[14];
-	char		nulls[14];
+	Datum		values[15];
+	char		nulls[15];
 	bool		isnull;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(w->def->id);
 	values[1] = Int64GetDatum(w->source.hwm);
-	values[2] = PointerGetDatum(wa_source_gaps_array(&w->source));
+	if (w->source.gaps_changed)
+		values[2] = PointerGetDatum(wa_source_gaps_array(&w->source));
+	else
+		nulls[2] = 'n';			/* the stored array stands */
 	values[3] = Int64GetDatum(time->max_ts);
 	nulls[3] = time->seen_event ? ' ' : 'n';
 	values[4] = tick_to_numeric(time->wm, &isnull);
@@ -699,6 +729,7 @@ write_progress(Worker *w, const wa_time_state *time)
 	nulls[11] = w->def->logical ? ' ' : 'n';
 	values[12] = Int64GetDatum(w->delta.source_updates);
 	values[13] = Int64GetDatum(w->delta.source_deletes);
+	values[14] = BoolGetDatum(w->source.gaps_changed);
 	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }
@@ -1034,6 +1065,7 @@ run_epoch(Worker *w)
 
 	changed = flush || w->source.hwm != hwm_before ||
 		w->source.n_gaps != gaps_before || w->source.found != NIL ||
+		w->source.gaps_changed ||
 		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
 		w->sink.ckpt.delta_slices > 0 ||
 		w->sink.expire_below > w->sink.ckpt.expired_below ||
@@ -1056,6 +1088,8 @@ run_epoch(Worker *w)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	if (changed)
+		w->source.gaps_changed = false; /* written */
 	pgstat_report_activity(STATE_IDLE, NULL);
 	wa_sink_reset(&w->sink);
 	MemoryContextReset(w->epoch_cxt);
@@ -1471,7 +1505,7 @@ wa_worker_main(Datum arg)
 					ProcessConfigFile(PGC_SIGHUP);
 				}
 				caught_up = run_epoch(w);
-				if (!caught_up)
+				if (!caught_up && !(!w->def->logical && w->source.gaps_full))
 					continue;	/* a backlog: no waiting */
 				if (w->def->logical)
 					wa_logical_wait(&w->logical, wa_epoch_ms);
