@@ -63,9 +63,13 @@ sub crash
 		{
 			kill 'KILL', $pid;
 			note("SIGKILL to worker $pid");
+			# The postmaster restarts everything.  Answering is not enough: a
+			# query may come before it has noticed the death; once the killed
+			# process is gone from pg_stat_activity, shared memory is new.
+			$node->poll_query_until('postgres',
+				"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid)")
+			  or die 'server did not come back';
 		}
-		# the postmaster restarts everything: wait until it answers again
-		$node->poll_query_until('postgres', 'SELECT true') or die 'server did not come back';
 	}
 	else
 	{
