@@ -192,7 +192,8 @@ event_ticks(BatchRun *run, TupleTableSlot *slot)
 /*
  * The engine keeps a state per key and open window, and cannot spill: past
  * windowagg.batch_memory the call fails rather than take the server's
- * memory (an event adds a bounded amount, so the excess stays small).
+ * memory.  Checked after each event: the key table and slice arrays grow
+ * by doubling, so the call may pass the bound by about as much again.
  */
 static void
 check_engine_memory(BatchRun *run)

@@ -66,6 +66,20 @@
 
 /* ---------- little-endian integers ---------- */
 
+static inline void
+store_le32(char *p, uint32 v)
+{
+	v = pg_bswap32(pg_hton32(v));	/* big-endian, reversed: little-endian */
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+store_le64(char *p, uint64 v)
+{
+	v = pg_bswap64(pg_hton64(v));
+	memcpy(p, &v, sizeof(v));
+}
+
 static void
 append_le32(StringInfo buf, uint32 v)
 {
@@ -161,25 +175,64 @@ close_chunk(WaCheckpoint *c)
 	c->chunk_slices = 0;
 }
 
+/*
+ * Every changed slice of every epoch passes here, so the common case
+ * writes the record straight into the delta: on a little-endian machine
+ * the portable accumulator is the accumulator's own bytes, and an integer
+ * key or a key of ordinary types is its image.
+ */
 void
 wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine, const wa_key *key,
 				  int64 slice, const void *acc)
 {
 	MemoryContext old = MemoryContextSwitchTo(c->cxt);
-	StringInfo	key_buf = &c->key_buf;
+	const char *key_data;
+	uint32		key_len;
+	uint32		record_len;
+	char	   *p;
 
-	if (c->acc_buf == NULL)
-		c->acc_buf = palloc(c->acc_size);	/* the size is known by now */
-	resetStringInfo(key_buf);
-	wa_key_to_portable(&c->keys, key, key_buf);
-	wa_engine_acc_to_portable(engine, acc, (uint8 *) c->acc_buf);
-	if (c->delta.len > CKPT_HEADER_BYTES &&
-		c->delta.len + RECORD_HEADER_BYTES + 12 + key_buf->len + c->acc_size > CHUNK_BYTES)
+	if (c->keys.codec->int_key)
+	{
+		int64		v = key->ival;
+
+		resetStringInfo(&c->key_buf);
+		append_le64(&c->key_buf, (uint64) v);
+		key_data = c->key_buf.data;
+		key_len = sizeof(int64);
+	}
+	else if (c->keys.is_image)
+	{
+		key_data = (const char *) key->bytes;
+		key_len = key->len;
+	}
+	else
+	{
+		resetStringInfo(&c->key_buf);
+		wa_key_to_portable(&c->keys, key, &c->key_buf);
+		key_data = c->key_buf.data;
+		key_len = c->key_buf.len;
+	}
+	record_len = RECORD_HEADER_BYTES + sizeof(uint32) + key_len + sizeof(int64) + c->acc_size;
+	if (c->delta.len > CKPT_HEADER_BYTES && c->delta.len + record_len > CHUNK_BYTES)
 		close_chunk(c);
 	if (c->delta.len == 0)
 		start_chunk(&c->delta);
-	append_record(&c->delta, key_buf->data, key_buf->len, slice, c->acc_buf,
-				  c->acc_size);
+	enlargeStringInfo(&c->delta, record_len);
+	p = c->delta.data + c->delta.len;
+	*p++ = RECORD_SLICE;
+	store_le32(p, record_len - RECORD_HEADER_BYTES);
+	store_le32(p + 4, key_len);
+	memcpy(p + 8, key_data, key_len);
+	store_le64(p + 8 + key_len, (uint64) slice);
+	p += 8 + key_len + sizeof(int64);
+#ifdef WORDS_BIGENDIAN
+	wa_engine_acc_to_portable(engine, acc, (uint8 *) p);
+#else
+	(void) engine;
+	memcpy(p, acc, c->acc_size);
+#endif
+	c->delta.len += record_len;
+	c->delta.data[c->delta.len] = '\0';
 	c->delta_slices++;
 	c->chunk_slices++;
 	MemoryContextSwitchTo(old);

@@ -26,7 +26,6 @@ typedef struct WaCheckpoint
 	MemoryContext cxt;			/* holds the delta */
 	WaKeyPortable keys;			/* keys to and from their portable form */
 	StringInfoData key_buf;		/* one key's portable form */
-	char	   *acc_buf;		/* one accumulator's */
 
 	List	   *full_chunks;	/* this epoch's full chunks (WaCkptChunk) */
 	StringInfoData delta;		/* the chunk being filled */

@@ -8,8 +8,11 @@
  * in 8 kB pages).  A key too large for it would make every epoch that
  * writes its panes fail, so the worker tests each key before the row
  * touches any state, and sends a row whose key does not fit to the dead
- * letters.  The size is the one index_form_tuple would give: external
- * values fetched, large ones compressed as the index would compress them.
+ * letters.  The size is the one index_form_tuple would give for the value
+ * the worker writes, which it decodes from its key image whole (fetched
+ * and decompressed, however the source stored it): large values compressed
+ * as the index compresses them, by the storage and compression method its
+ * columns share with the result table's.
  *
  * src/key_fit.c
  *
@@ -24,7 +27,10 @@
 #include "access/nbtree.h"
 #include "access/toast_compression.h"
 #include "access/toast_internals.h"
+#include "access/table.h"
 #include "catalog/pg_type.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
 
 /*
  * btree's largest item: BTMaxItemSize, whose definition changed between
@@ -43,17 +49,44 @@
  */
 #define WA_HOPELESS_VALUE (WA_BTREE_MAX_ITEM * 300)
 
+int
+wa_btree_max_item(void)
+{
+	return (int) WA_BTREE_MAX_ITEM;
+}
+
+/*
+ * The result table's first columns are the keys, then window_start and
+ * window_end (the shape the worker checks): the index's columns, whose
+ * storage and compression ALTER TABLE keeps equal to the table's.
+ */
 void
-wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type)
+wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type,
+				Oid result_table)
 {
 	int			natts = q->n_keys + 2;
+	Relation	rel = table_open(result_table, AccessShareLock);
+	TupleDesc	table_desc = RelationGetDescr(rel);
 
 	fit->n_keys = q->n_keys;
 	fit->check = !q->int_key;
 	fit->desc = CreateTemplateTupleDesc(natts);
 	for (int i = 0; i < q->n_keys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(fit->desc, i);
+
 		TupleDescInitEntry(fit->desc, i + 1, NULL, q->keys[i].typid,
 						   q->keys[i].typmod, 0);
+		if (i < table_desc->natts && !TupleDescAttr(table_desc, i)->attisdropped &&
+			TupleDescAttr(table_desc, i)->atttypid == att->atttypid)
+		{
+			att->attstorage = TupleDescAttr(table_desc, i)->attstorage;
+			att->attcompression = TupleDescAttr(table_desc, i)->attcompression;
+		}
+	}
+	table_close(rel, AccessShareLock);
+	fit->cxt = AllocSetContextCreate(CurrentMemoryContext, "windowagg key fit",
+									 ALLOCSET_SMALL_SIZES);
 	TupleDescInitEntry(fit->desc, natts - 1, NULL, window_type, -1, 0);
 	TupleDescInitEntry(fit->desc, natts, NULL, window_type, -1, 0);
 	fit->values = palloc0(sizeof(Datum) * natts);
@@ -72,40 +105,28 @@ wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type)
 }
 
 /*
- * A varlena value as index_form_tuple would store it: fetched if external,
- * compressed if large.  *hopeless when it is too large to fit whatever its
- * compression (it is then neither fetched nor compressed).  Allocates in
- * the current memory context.
+ * A varlena value as index_form_tuple would store the worker's copy of it:
+ * whole, then compressed if large.  *hopeless when it is too large to fit
+ * whatever its compression (it is then neither fetched nor compressed).
+ * Allocates in the current memory context.
  */
 static Datum
 value_in_index(Form_pg_attribute att, Datum value, bool *hopeless)
 {
-	struct varlena *v = (struct varlena *) DatumGetPointer(value);
+	struct varlena *v;
 
-	*hopeless = false;
-	if (VARATT_IS_EXTERNAL(v))
-	{
-		if (toast_datum_size(value) > WA_HOPELESS_VALUE)
-		{
-			*hopeless = true;
-			return value;
-		}
-		v = detoast_external_attr(v);
-	}
-	if (!VARATT_IS_EXTENDED(v) && VARSIZE(v) > TOAST_INDEX_TARGET &&
+	*hopeless = toast_raw_datum_size(value) > WA_HOPELESS_VALUE;
+	if (*hopeless)
+		return value;
+	v = detoast_attr((struct varlena *) DatumGetPointer(value));
+	if (VARSIZE_ANY(v) > TOAST_INDEX_TARGET &&
 		(att->attstorage == TYPSTORAGE_EXTENDED ||
 		 att->attstorage == TYPSTORAGE_MAIN))
 	{
-		Datum		compressed;
+		/* an unset method is the inserting session's default, the worker's */
+		Datum		compressed = toast_compress_datum(PointerGetDatum(v),
+													  att->attcompression);
 
-		if (VARSIZE(v) > WA_HOPELESS_VALUE)
-		{
-			*hopeless = true;
-			return PointerGetDatum(v);
-		}
-		/* the index's columns compress with the default method */
-		compressed = toast_compress_datum(PointerGetDatum(v),
-										  default_toast_compression);
 		if (DatumGetPointer(compressed) != NULL)
 			return compressed;
 	}
@@ -117,7 +138,9 @@ wa_key_fits(WaKeyFit *fit, const Datum *values, const bool *isnull)
 {
 	Size		plain = 0;
 	bool		hasnull = false;
+	bool		hopeless = false;
 	Size		size;
+	MemoryContext old;
 
 	if (!fit->check)
 		return true;
@@ -131,27 +154,31 @@ wa_key_fits(WaKeyFit *fit, const Datum *values, const bool *isnull)
 		if (att->attlen > 0)
 			plain += att->attlen;
 		else if (att->attlen == -1)
-			plain += toast_datum_size(values[i]);
+			plain += toast_raw_datum_size(values[i]);	/* whole, as written */
 		else
 			plain += strlen(DatumGetCString(values[i])) + 1;
 	}
 	if (plain <= fit->small_enough)
 		return true;
 
+	/* the copies made to measure go at the next call */
+	MemoryContextReset(fit->cxt);
+	old = MemoryContextSwitchTo(fit->cxt);
 	for (int i = 0; i < fit->n_keys; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(fit->desc, i);
-		bool		hopeless = false;
 
 		fit->isnull[i] = isnull[i];
 		hasnull |= isnull[i];
 		fit->values[i] = isnull[i] || att->attlen != -1 ? values[i] :
 			value_in_index(att, values[i], &hopeless);
 		if (hopeless)
-			return false;
+			break;
 	}
 	/* the window bounds are never NULL */
-	size = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0) +
+	size = hopeless ? WA_HOPELESS_VALUE :
+		IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0) +
 		heap_compute_data_size(fit->desc, fit->values, fit->isnull);
+	MemoryContextSwitchTo(old);
 	return MAXALIGN(size) <= WA_BTREE_MAX_ITEM;
 }

@@ -47,6 +47,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -754,6 +755,45 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * Resuming a pipeline whose result table changed hands takes it over: the
+ * table's new owner (or a member of it) consents to run its query.  The
+ * worker refuses to run it as anyone else (worker.c).
+ */
+static bool
+take_over(WaPipelineDef *def)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(def->result_table));
+	Oid			owner;
+	Oid			argtypes[2] = {INT4OID, OIDOID};
+	Datum		values[2];
+	WaPipelineSlot *slot;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	if (owner == def->owner || !has_privs_of_role(GetUserId(), owner))
+		return false;
+	values[0] = Int32GetDatum(def->id);
+	values[1] = ObjectIdGetDatum(owner);
+	wa_catalog_exec("UPDATE windowagg.pipelines SET owner = $2::pg_catalog.regrole "
+					"WHERE id OPERATOR(pg_catalog.=) $1",
+					2, argtypes, values, NULL);
+	ereport(NOTICE,
+			(errmsg("pipeline \"%s\" now belongs to role \"%s\", the owner of its result table",
+					def->name, GetUserNameFromId(owner, false))));
+	def->owner = owner;
+	slot = wa_slot_find_id(MyDatabaseId, def->id);
+	if (slot != NULL)
+	{
+		SpinLockAcquire(&slot->mutex);
+		slot->owner = owner;
+		SpinLockRelease(&slot->mutex);
+	}
+	return true;
+}
+
 static void
 set_enabled(const char *name, bool enabled)
 {
@@ -767,7 +807,15 @@ set_enabled(const char *name, bool enabled)
 		elog(ERROR, "SPI_connect failed");
 	/* the definition outlives SPI_finish */
 	MemoryContextSwitchTo(caller);
-	def = lookup_owned_pipeline(name);
+	wa_require_shared();
+	def = wa_catalog_load(0, name);
+	MemoryContextSwitchTo(caller);
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" does not exist", name)));
+	if (!enabled || !take_over(def))
+		wa_check_pipeline_owner(def);
 	args[0] = Int32GetDatum(def->id);
 	args[1] = BoolGetDatum(enabled);
 	wa_catalog_exec("UPDATE windowagg.pipelines SET enabled = $2 WHERE id OPERATOR(pg_catalog.=) $1",

@@ -80,12 +80,14 @@ typedef struct WaKeyFit
 	TupleDesc	desc;			/* the index's columns: keys, start, end */
 	Size		small_enough;	/* keys this small need no closer look */
 	Datum	   *values;			/* scratch: the index tuple's values */
+	MemoryContext cxt;			/* scratch: copies made to measure */
 	bool	   *isnull;
 } WaKeyFit;
 
 extern void wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q,
-							Oid window_type);
-/* values and isnull: the key columns of a row; allocates in the current context */
+							Oid window_type, Oid result_table);
+extern int	wa_btree_max_item(void);
+/* values and isnull: the key columns of a row */
 extern bool wa_key_fits(WaKeyFit *fit, const Datum *values, const bool *isnull);
 
 #endif							/* WINDOWAGG_SINK_H */

@@ -224,8 +224,14 @@ wa_ticks_to_timestamptz(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ((TimestampTz) DatumGetInt64(DirectFunctionCall1(numeric_int8, ticks)));
 }
 
+/*
+ * The zone of that name; NULL: the server's.  A name this server's time
+ * zone data does not know (the pipeline came from another server, or the
+ * data changed) falls back to the server's zone with a WARNING, rather than
+ * stopping a pipeline over its idle clock.
+ */
 pg_tz *
-wa_time_zone(const char *name)
+wa_time_zone(const char *name, const char *pipeline)
 {
 	pg_tz	   *zone;
 
@@ -233,9 +239,13 @@ wa_time_zone(const char *name)
 		return session_timezone;
 	zone = pg_tzset(name);
 	if (zone == NULL)
-		ereport(ERROR,
+	{
+		ereport(WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("time zone \"%s\" is not recognized", name)));
+				 errmsg("time zone \"%s\" of pipeline \"%s\" is not recognized", name, pipeline),
+				 errdetail("Its idle timeout follows the server's time zone instead.")));
+		zone = session_timezone;
+	}
 	return zone;
 }
 

@@ -57,7 +57,7 @@ extern void wa_ticks_range(Oid typid, wa_tick *lowest, wa_tick *highest);
 /* Can the pane's bounds be values of type typid? */
 extern bool wa_pane_representable(const wa_pane *pane, Oid typid);
 /* A time zone by name (NULL: the session's), or error. */
-extern pg_tz *wa_time_zone(const char *name);
+extern pg_tz *wa_time_zone(const char *name, const char *pipeline);
 /* The wall-clock time in zone at now, as a timestamp without time zone. */
 extern int64 wa_wall_clock(TimestampTz now, pg_tz *zone);
 

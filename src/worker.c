@@ -111,6 +111,7 @@ typedef struct Worker
 	int			n_batched;
 	WaWindowRange range;		/* windows the window type can hold */
 	WaKeyFit	key_fit;		/* keys the result table's index can hold */
+	char	   *key_too_large;	/* the dead letters' reason when one cannot */
 	pg_tz	   *clock_zone;		/* the wall clock of timestamp event times */
 	SPIPlanPtr	progress_plan;
 
@@ -339,11 +340,9 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	{
 		bool		fits;
 
-		old = MemoryContextSwitchTo(w->row_cxt);
 		fits = wa_key_fits(&w->key_fit, slot->tts_values, slot->tts_isnull);
-		MemoryContextSwitchTo(old);
 		if (!fits)
-			problem = "the key is too large for the result table's index (2704 bytes after compression)";
+			problem = w->key_too_large;
 	}
 	if (problem != NULL)
 	{
@@ -917,14 +916,13 @@ event_clock(const Worker *w, TimestampTz now)
 /* ---------- the owner ---------- */
 
 /*
- * A pipeline belongs to the owner of its result table.  The table's
- * ownership is a dependency PostgreSQL records: DROP ROLE refuses an owner
- * that still has it, and REASSIGN OWNED (or ALTER TABLE ... OWNER TO, by
- * a member of the new owner) hands the pipeline over with the table.  The
- * catalog row follows at setup, and a running worker starts again when
- * the table changes hands (check_owner).  A pipeline never passes to a
- * superuser this way: its query was written by another role and would run
- * with every right.
+ * A pipeline belongs to the owner of its result table: DROP ROLE refuses
+ * an owner that still has the table (a dependency PostgreSQL records).
+ * When the table changes hands (REASSIGN OWNED, ALTER TABLE ... OWNER TO),
+ * the pipeline does not follow by itself: its query, and the functions it
+ * calls, were written by the old owner, and would run with the new one's
+ * rights.  The worker stops instead, and the new owner takes the pipeline
+ * over by resuming it (pipeline_ddl.c), having read the query.
  */
 static Oid
 result_table_owner(const WaPipelineDef *def)
@@ -939,35 +937,7 @@ result_table_owner(const WaPipelineDef *def)
 	return owner;
 }
 
-static void
-follow_result_table_owner(Worker *w)
-{
-	Oid			owner = result_table_owner(w->def);
-	Oid			argtypes[2] = {INT4OID, OIDOID};
-	Datum		values[2];
-
-	if (!OidIsValid(owner) || owner == w->def->owner)
-		return;
-	if (superuser_arg(owner) && !superuser_arg(w->def->owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("the result table of pipeline \"%s\" now belongs to a superuser",
-						w->def->name),
-				 errdetail("A pipeline does not pass to a superuser with its result table: its query would run with every right."),
-				 errhint("Give the table to a role that is not a superuser and call windowagg.resume('%s'), or drop the pipeline and create it again as the superuser.",
-						 w->def->name)));
-	values[0] = Int32GetDatum(w->def->id);
-	values[1] = ObjectIdGetDatum(owner);
-	wa_catalog_exec("UPDATE windowagg.pipelines SET owner = $2::pg_catalog.regrole "
-					"WHERE id OPERATOR(pg_catalog.=) $1",
-					2, argtypes, values, NULL);
-	ereport(LOG,
-			(errmsg("pipeline \"%s\" now belongs to role \"%s\", the owner of its result table",
-					w->def->name, GetUserNameFromId(owner, false))));
-	w->def->owner = owner;
-}
-
-/* Each epoch: the worker runs as the result table's owner, or not at all. */
+/* At setup and each epoch: run as the result table's owner, or not at all. */
 static void
 check_owner(Worker *w)
 {
@@ -975,9 +945,13 @@ check_owner(Worker *w)
 
 	if (OidIsValid(owner) && owner != w->def->owner)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the result table of pipeline \"%s\" has a new owner", w->def->name),
-				 errdetail("The worker starts again as the new owner.")));
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
+						w->def->name, GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
+				 errdetail("A pipeline's query runs with its owner's rights; a new owner takes it over explicitly."),
+				 errhint("Role \"%s\" (or a member) takes the pipeline over by calling windowagg.resume('%s'), after reading its query.",
+						 GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?",
+						 w->def->name)));
 }
 
 /* ---------- an epoch ---------- */
@@ -1177,8 +1151,7 @@ setup(Worker *w)
 	if (w->def == NULL)
 		leave_dropped(w);		/* its creating (sub)transaction rolled
 								 * back, or it was dropped */
-	follow_result_table_owner(w);
-	MemoryContextSwitchTo(w->cxt);
+	check_owner(w);
 	become_owner(w);
 	pgstat_report_appname(psprintf("windowagg pipeline %s", w->def->name));
 
@@ -1202,8 +1175,12 @@ setup(Worker *w)
 	window_type = w->query->domain == WA_TIME_INTEGER ? INT8OID :
 		w->query->event_time_type;
 	wa_window_range_init(&w->range, &w->def->windows, window_type);
-	wa_key_fit_init(&w->key_fit, w->query, window_type);
-	w->clock_zone = wa_time_zone(w->def->time_zone);
+	wa_key_fit_init(&w->key_fit, w->query, window_type, w->def->result_table);
+	w->key_too_large = psprintf("the key is too large for the result table's index (%d bytes after compression)",
+								wa_btree_max_item());
+	/* only an idle timeout over timestamp without time zone reads it */
+	if (w->def->has_idle_timeout && w->query->event_time_type == TIMESTAMPOID)
+		w->clock_zone = wa_time_zone(w->def->time_zone, w->def->name);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
 	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
