@@ -294,6 +294,10 @@ INSERT INTO handover.src (k, t) VALUES (1, 3), (2, 15), (1, 25);
 SELECT wait_for_status('handed', 'stopped');
 SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'handed';
 SELECT count(*) AS counted_meanwhile FROM handover.handed WHERE window_start > 0;
+-- a superuser's resume restarts it, but consents for no one: it stops again
+SELECT windowagg.resume('handed');
+SELECT owner = 'wa_dave'::regrole AS taken_over FROM windowagg.pipelines WHERE name = 'handed';
+SELECT wait_for_status('handed', 'stopped', '%now belongs to role%');
 -- a role that is not the table's owner cannot take it over
 SET ROLE wa_bob;
 SELECT windowagg.resume('handed');

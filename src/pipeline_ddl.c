@@ -758,7 +758,10 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 /*
  * Resuming a pipeline whose result table changed hands takes it over: the
  * table's new owner (or a member of it) consents to run its query.  The
- * worker refuses to run it as anyone else (worker.c).
+ * worker refuses to run it as anyone else (worker.c).  A superuser's
+ * resume consents for no other role: it only restarts the pipeline, which
+ * stops again until that role resumes it.  The slot learns the new owner
+ * when the worker starts (wa_slot_admit), after this commits.
  */
 static bool
 take_over(WaPipelineDef *def)
@@ -767,13 +770,13 @@ take_over(WaPipelineDef *def)
 	Oid			owner;
 	Oid			argtypes[2] = {INT4OID, OIDOID};
 	Datum		values[2];
-	WaPipelineSlot *slot;
 
 	if (!HeapTupleIsValid(tup))
 		return false;
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
-	if (owner == def->owner || !has_privs_of_role(GetUserId(), owner))
+	if (owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
+		(superuser() && GetUserId() != owner))
 		return false;
 	values[0] = Int32GetDatum(def->id);
 	values[1] = ObjectIdGetDatum(owner);
@@ -784,13 +787,6 @@ take_over(WaPipelineDef *def)
 			(errmsg("pipeline \"%s\" now belongs to role \"%s\", the owner of its result table",
 					def->name, GetUserNameFromId(owner, false))));
 	def->owner = owner;
-	slot = wa_slot_find_id(MyDatabaseId, def->id);
-	if (slot != NULL)
-	{
-		SpinLockAcquire(&slot->mutex);
-		slot->owner = owner;
-		SpinLockRelease(&slot->mutex);
-	}
 	return true;
 }
 
