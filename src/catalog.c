@@ -65,18 +65,29 @@ wa_catalog_pipelines_relid(void)
 	return relid;
 }
 
+/* A relation's owner; InvalidOid if it no longer exists. */
+Oid
+wa_relation_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
 /* The role the catalog statements run as: the owner of the catalog. */
 static Oid
 catalog_owner(void)
 {
 	Oid			relid = wa_catalog_pipelines_relid();
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
+	Oid			owner = wa_relation_owner(relid);
 
-	if (!HeapTupleIsValid(tup))
+	if (!OidIsValid(owner))
 		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
 	return owner;
 }
 

@@ -304,6 +304,7 @@ extern WaAggQuery *wa_pipeline_query_for_reader(const char *name,
  */
 extern bool wa_is_pipeline_owner(Oid owner);
 /* Error unless the current user has the privileges of the pipeline owner. */
+extern Oid	wa_relation_owner(Oid relid);
 extern void wa_check_pipeline_owner(const WaPipelineDef *def);
 
 /* The shape (see wa_agg_query_shape) of the pipeline's engine. */

@@ -667,7 +667,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 /* ---------- drop, pause, resume ---------- */
 
 static WaPipelineDef *
-lookup_owned_pipeline(const char *name)
+lookup_pipeline(const char *name)
 {
 	WaPipelineDef *def;
 
@@ -677,6 +677,14 @@ lookup_owned_pipeline(const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" does not exist", name)));
+	return def;
+}
+
+static WaPipelineDef *
+lookup_owned_pipeline(const char *name)
+{
+	WaPipelineDef *def = lookup_pipeline(name);
+
 	wa_check_pipeline_owner(def);
 	return def;
 }
@@ -766,16 +774,11 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 static bool
 take_over(WaPipelineDef *def)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(def->result_table));
-	Oid			owner;
+	Oid			owner = wa_relation_owner(def->result_table);
 	Oid			argtypes[2] = {INT4OID, OIDOID};
 	Datum		values[2];
 
-	if (!HeapTupleIsValid(tup))
-		return false;
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	if (owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
+	if (!OidIsValid(owner) || owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
 		(superuser() && GetUserId() != owner))
 		return false;
 	values[0] = Int32GetDatum(def->id);
@@ -803,13 +806,7 @@ set_enabled(const char *name, bool enabled)
 		elog(ERROR, "SPI_connect failed");
 	/* the definition outlives SPI_finish */
 	MemoryContextSwitchTo(caller);
-	wa_require_shared();
-	def = wa_catalog_load(0, name);
-	MemoryContextSwitchTo(caller);
-	if (def == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pipeline \"%s\" does not exist", name)));
+	def = lookup_pipeline(name);
 	if (!enabled || !take_over(def))
 		wa_check_pipeline_owner(def);
 	args[0] = Int32GetDatum(def->id);

@@ -35,9 +35,7 @@
  */
 #include "pipeline.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -924,24 +922,12 @@ event_clock(const Worker *w, TimestampTz now)
  * rights.  The worker stops instead, and the new owner takes the pipeline
  * over by resuming it (pipeline_ddl.c), having read the query.
  */
-static Oid
-result_table_owner(const WaPipelineDef *def)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(def->result_table));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		return InvalidOid;		/* dropped: the pipeline goes with it */
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}
-
 /* At setup and each epoch: run as the result table's owner, or not at all. */
 static void
 check_owner(Worker *w)
 {
-	Oid			owner = result_table_owner(w->def);
+	/* InvalidOid: the table was dropped, and the pipeline goes with it */
+	Oid			owner = wa_relation_owner(w->def->result_table);
 
 	if (OidIsValid(owner) && owner != w->def->owner)
 		ereport(ERROR,
