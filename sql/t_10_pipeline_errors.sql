@@ -329,6 +329,73 @@ SELECT windowagg.drop_pipeline('handed', drop_tables => true);
 RESET ROLE;
 DROP SCHEMA handover CASCADE;
 DROP ROLE wa_dave;
+
+-- a pipeline runs only code that its owner or a superuser owns: the owner
+-- of a function (or of a domain's constraints) can replace it at any time,
+-- and the worker would run it with the pipeline owner's rights
+CREATE SCHEMA code;
+GRANT USAGE, CREATE ON SCHEMA code TO wa_alice, wa_bob;
+CREATE FUNCTION code.by_superuser(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE
+    AS 'SELECT $1 % 3';
+SET ROLE wa_alice;
+CREATE TABLE code.src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k bigint, t bigint);
+GRANT SELECT ON code.src TO wa_bob;
+CREATE FUNCTION code.by_alice(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1 % 2';
+CREATE DOMAIN code.alice_dom AS bigint CHECK (VALUE >= 0);
+SET ROLE wa_bob;
+-- bob's pipeline may not run alice's function, nor check alice's domain
+SELECT windowagg.create_pipeline('bob_code', 'SELECT code.by_alice(k) AS g, count(*) AS n FROM code.src GROUP BY 1',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'code.bob_code');
+SELECT windowagg.create_pipeline('bob_code', 'SELECT k, count(*) AS n FROM code.src WHERE k::code.alice_dom > 0 GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'code.bob_code');
+-- a superuser's function is fine
+SELECT windowagg.create_pipeline('bob_code', 'SELECT code.by_superuser(k) AS g, count(*) AS n FROM code.src GROUP BY 1',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'code.bob_code') > 0 AS created;
+-- alice's own, under a search_path with a schema bob can create in
+SET ROLE wa_alice;
+SET search_path = code, public;
+CREATE FUNCTION code.pick(numeric) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT 7';
+SELECT windowagg.create_pipeline('alice_code', 'SELECT pick(k) AS g, count(*) AS n FROM code.src GROUP BY 1',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'code.alice_code') > 0 AS created;
+INSERT INTO code.src (k, t) VALUES (1, 1);
+SELECT windowagg.wait('alice_code');
+SELECT windowagg.pause('alice_code');
+RESET search_path;
+-- bob plants a better match for pick(bigint): the restarted worker parses
+-- the query again, finds bob's function, and stops rather than run it
+SET ROLE wa_bob;
+CREATE FUNCTION code.pick(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT -1';
+SET ROLE wa_alice;
+SELECT windowagg.resume('alice_code');
+INSERT INTO code.src (k, t) VALUES (2, 2);
+SELECT wait_for_status('alice_code', 'stopped');
+SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'alice_code';
+SELECT g, n FROM code.alice_code ORDER BY 1;
+-- gone again, the pipeline resumes with alice's own function, nothing lost
+SET ROLE wa_bob;
+DROP FUNCTION code.pick(bigint);
+SET ROLE wa_alice;
+SELECT windowagg.resume('alice_code');
+SELECT windowagg.flush('alice_code');
+SELECT g, n FROM code.alice_code ORDER BY 1;
+-- a new owner takes over only code it (or a superuser) owns: alice's
+-- function stays hers to replace after the table is given to bob
+RESET ROLE;
+ALTER TABLE code.alice_code OWNER TO wa_bob;
+SELECT wait_for_status('alice_code', 'stopped', '%now belongs to role%');
+SET ROLE wa_bob;
+SELECT windowagg.resume('alice_code');
+RESET ROLE;
+SELECT owner FROM windowagg.pipelines WHERE name = 'alice_code';
+ALTER FUNCTION code.pick(numeric) OWNER TO wa_bob;
+SET ROLE wa_bob;
+SELECT windowagg.resume('alice_code');
+RESET ROLE;
+SELECT owner FROM windowagg.pipelines WHERE name = 'alice_code';
+SELECT windowagg.drop_pipeline('alice_code', drop_tables => true);
+SELECT windowagg.drop_pipeline('bob_code', drop_tables => true);
+DROP SCHEMA code CASCADE;
+
 DROP SCHEMA alice_space CASCADE;
 DROP ROLE wa_alice;
 DROP ROLE wa_bob;

@@ -21,6 +21,7 @@
 #include "sink.h"
 
 #include "access/detoast.h"
+#include "access/genam.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/itup.h"
@@ -31,6 +32,7 @@
 #include "catalog/pg_type.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 
 /*
  * btree's largest item: BTMaxItemSize, whose definition changed between
@@ -56,9 +58,11 @@ wa_btree_max_item(void)
 }
 
 /*
- * The result table's first columns are the keys, then window_start and
- * window_end (the shape the worker checks): the index's columns, whose
- * storage and compression ALTER TABLE keeps equal to the table's.
+ * The result table's primary key index holds the keys, then window_start
+ * and window_end (the shape the worker checks): its own columns say how
+ * it stores and compresses them (ALTER TABLE ... SET STORAGE and SET
+ * COMPRESSION change the index's columns with the table's).  Without the
+ * index, the worker's upserts fail anyway; its first columns are read.
  */
 void
 wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type,
@@ -66,7 +70,9 @@ wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type,
 {
 	int			natts = q->n_keys + 2;
 	Relation	rel = table_open(result_table, AccessShareLock);
-	TupleDesc	table_desc = RelationGetDescr(rel);
+	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	Relation	index = OidIsValid(pk) ? index_open(pk, AccessShareLock) : NULL;
+	TupleDesc	stored = RelationGetDescr(index != NULL ? index : rel);
 
 	fit->n_keys = q->n_keys;
 	fit->check = !q->int_key;
@@ -77,13 +83,15 @@ wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type,
 
 		TupleDescInitEntry(fit->desc, i + 1, NULL, q->keys[i].typid,
 						   q->keys[i].typmod, 0);
-		if (i < table_desc->natts && !TupleDescAttr(table_desc, i)->attisdropped &&
-			TupleDescAttr(table_desc, i)->atttypid == att->atttypid)
+		if (i < stored->natts && !TupleDescAttr(stored, i)->attisdropped &&
+			TupleDescAttr(stored, i)->atttypid == att->atttypid)
 		{
-			att->attstorage = TupleDescAttr(table_desc, i)->attstorage;
-			att->attcompression = TupleDescAttr(table_desc, i)->attcompression;
+			att->attstorage = TupleDescAttr(stored, i)->attstorage;
+			att->attcompression = TupleDescAttr(stored, i)->attcompression;
 		}
 	}
+	if (index != NULL)
+		index_close(index, AccessShareLock);
 	table_close(rel, AccessShareLock);
 	fit->cxt = AllocSetContextCreate(CurrentMemoryContext, "windowagg key fit",
 									 ALLOCSET_SMALL_SIZES);

@@ -540,7 +540,9 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
-	/* the caller will own it: a logical source must be the caller's to read */
+	/* the caller will own it, and its worker will run this code as the caller */
+	wa_agg_query_check_code_owners(q, GetUserId(), name);
+	/* a logical source must be the caller's to read */
 	if (logical)
 		wa_logical_check_source(q->relid, GetUserId(), connection == NULL);
 	for (int i = 0; i < q->n_keys; i++)
@@ -781,6 +783,14 @@ take_over(WaPipelineDef *def)
 	if (!OidIsValid(owner) || owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
 		(superuser() && GetUserId() != owner))
 		return false;
+
+	/*
+	 * Consent covers the query, not the old owner's functions it calls:
+	 * those stay theirs to replace.  Parsed as the new owner.
+	 */
+	def->owner = owner;
+	wa_agg_query_check_code_owners(wa_pipeline_query_parse_as_owner(def), owner,
+								   def->name);
 	values[0] = Int32GetDatum(def->id);
 	values[1] = ObjectIdGetDatum(owner);
 	wa_catalog_exec("UPDATE windowagg.pipelines SET owner = $2::pg_catalog.regrole "

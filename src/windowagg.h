@@ -188,6 +188,9 @@ extern RangeVar *wa_agg_query_source_name(const char *query);
 #define WA_ROW_ARRIVAL(q)	((q)->n_keys + 1 + wa_agg_query_n_inputs(q))
 #define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)
 extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
+/* Error unless all code q runs belongs to owner or a superuser (code_owners.c). */
+extern void wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
+										   const char *pipeline_name);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
 
 /*

@@ -887,6 +887,7 @@ recheck_source(Worker *w)
 	w->source_changed = false;
 	now = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, now);
+	wa_agg_query_check_code_owners(now, w->def->owner, w->def->name);
 	check_logical_source(w);
 	wa_pipeline_shape(w->def, now, shape);
 	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
@@ -1151,6 +1152,7 @@ setup(Worker *w)
 							 GUC_ACTION_SET, true, 0, false);
 	w->query = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, w->query);
+	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
 	wa_window_set_check_limits(&w->def->windows);
 	check_logical_source(w);
 	if (!w->def->logical)
