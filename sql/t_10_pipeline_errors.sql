@@ -396,6 +396,60 @@ SELECT windowagg.drop_pipeline('alice_code', drop_tables => true);
 SELECT windowagg.drop_pipeline('bob_code', drop_tables => true);
 DROP SCHEMA code CASCADE;
 
+-- PostgreSQL analyses a kept statement again, by name, after an
+-- invalidation: in a worker every analysis passes the same check.  Here the
+-- owner of the schema that alice's function lives in replaces it with his
+-- own; the next epoch stops instead of running it as alice.
+CREATE SCHEMA bobs AUTHORIZATION wa_bob;
+GRANT USAGE, CREATE ON SCHEMA bobs TO wa_alice;
+SET ROLE wa_bob;
+CREATE TABLE bobs.ran (who text);
+GRANT INSERT ON bobs.ran TO PUBLIC;
+SET ROLE wa_alice;
+CREATE TABLE bobs.src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k bigint, t bigint);
+CREATE FUNCTION bobs.bucket(bigint) RETURNS bigint LANGUAGE sql AS 'SELECT $1 % 2';
+SELECT windowagg.create_pipeline('swapped', 'SELECT bobs.bucket(k) AS g, count(*) AS n FROM bobs.src GROUP BY 1',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'bobs.swapped') > 0 AS created;
+INSERT INTO bobs.src (k, t) VALUES (1, 1), (2, 2);
+SELECT windowagg.wait('swapped');
+SET ROLE wa_bob;
+BEGIN;
+DROP FUNCTION bobs.bucket(bigint);
+CREATE FUNCTION bobs.bucket(bigint) RETURNS bigint LANGUAGE plpgsql AS
+    $$BEGIN INSERT INTO bobs.ran VALUES (current_user); RETURN -1; END$$;
+COMMIT;
+SET ROLE wa_alice;
+INSERT INTO bobs.src (k, t) VALUES (3, 3);
+SELECT wait_for_status('swapped', 'stopped');
+SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'swapped';
+RESET ROLE;
+SELECT count(*) AS ran_as_alice FROM bobs.ran;
+SET ROLE wa_bob;
+DROP FUNCTION bobs.bucket(bigint);
+SET ROLE wa_alice;
+CREATE FUNCTION bobs.bucket(bigint) RETURNS bigint LANGUAGE sql AS 'SELECT $1 % 2';
+SELECT windowagg.resume('swapped');
+SELECT windowagg.flush('swapped');
+SELECT g, n FROM bobs.swapped ORDER BY 1;
+-- the schema's owner drops the result table and makes one of the same
+-- name (where a trigger of his could run as alice): the pipeline stops,
+-- and writes nothing there
+RESET ROLE;
+CREATE TABLE bobs.fake (LIKE bobs.swapped);
+ALTER TABLE bobs.fake OWNER TO wa_bob;
+SET ROLE wa_bob;
+GRANT ALL ON bobs.fake TO PUBLIC;
+DROP TABLE bobs.swapped CASCADE;
+ALTER TABLE bobs.fake RENAME TO swapped;
+SET ROLE wa_alice;
+INSERT INTO bobs.src (k, t) VALUES (5, 25);
+SELECT wait_for_status('swapped', 'stopped', '%was dropped%');
+SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'swapped';
+SELECT count(*) AS written_to_bobs_table FROM bobs.swapped;
+RESET ROLE;
+SELECT windowagg.drop_pipeline('swapped');
+DROP SCHEMA bobs CASCADE;
+
 DROP SCHEMA alice_space CASCADE;
 DROP ROLE wa_alice;
 DROP ROLE wa_bob;

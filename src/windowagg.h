@@ -191,6 +191,8 @@ extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
 /* Error unless all code q runs belongs to owner or a superuser (code_owners.c). */
 extern void wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 										   const char *pipeline_name);
+/* In a worker: every statement analysed from now on is checked likewise. */
+extern void wa_trust_only_owned_code(const char *pipeline_name);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
 
 /*

@@ -44,6 +44,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
+#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -923,14 +924,37 @@ event_clock(const Worker *w, TimestampTz now)
  * rights.  The worker stops instead, and the new owner takes the pipeline
  * over by resuming it (pipeline_ddl.c), having read the query.
  */
+/*
+ * The tables a pipeline writes are the ones it was created with, by OID,
+ * for the whole epoch: locked, so that no one drops them meanwhile.  The
+ * owner of their schema may drop them between epochs (the pipeline's
+ * catalog row is invisible to it, so nothing refuses); the worker then
+ * stops rather than let its statements find another table of the same
+ * name, whose triggers would run as the owner.
+ */
+static void
+lock_pipeline_table(Worker *w, Oid relid, const char *what)
+{
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the %s of pipeline \"%s\" was dropped", what, w->def->name),
+				 errdetail("The pipeline writes only into the tables it was created with."),
+				 errhint("Drop the pipeline with windowagg.drop_pipeline('%s') and create it again.",
+						 w->def->name)));
+}
+
 /* At setup and each epoch: run as the result table's owner, or not at all. */
 static void
 check_owner(Worker *w)
 {
-	/* InvalidOid: the table was dropped, and the pipeline goes with it */
-	Oid			owner = wa_relation_owner(w->def->result_table);
+	Oid			owner;
 
-	if (OidIsValid(owner) && owner != w->def->owner)
+	lock_pipeline_table(w, w->def->result_table, "result table");
+	lock_pipeline_table(w, w->def->dead_letter_table, "dead-letter table");
+	owner = wa_relation_owner(w->def->result_table);
+	if (owner != w->def->owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
@@ -1140,6 +1164,7 @@ setup(Worker *w)
 								 * back, or it was dropped */
 	check_owner(w);
 	become_owner(w);
+	wa_trust_only_owned_code(w->def->name);
 	pgstat_report_appname(psprintf("windowagg pipeline %s", w->def->name));
 
 	/*
