@@ -12,8 +12,10 @@ EXTENSION   = windowagg
 EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" windowagg.control)
 MODULE_big  = windowagg
 
+# src/README maps the layers: commands -> pipeline -> source, query -> engine
 ENGINE_SRCS = $(wildcard src/engine/*.c)
-PG_SRCS     = $(filter-out $(ENGINE_SRCS),$(wildcard src/*.c))
+PG_SRCS     = src/init.c $(wildcard src/query/*.c src/source/*.c src/source/logical/*.c \
+                                    src/pipeline/*.c src/commands/*.c)
 OBJS        = $(PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 # the install script of every version, and the upgrade scripts between them
@@ -76,4 +78,4 @@ bench-checkpoint:
 	bash bench/checkpoint/run.sh
 
 # rebuild everything when a header changes (PGXS tracks no dependencies)
-$(OBJS): $(wildcard src/*.h src/engine/*.h)
+$(OBJS): $(wildcard src/*/*.h src/*/*/*.h)

@@ -1,4 +1,4 @@
--- The checkpoint format (src/checkpoint.c): fixtures written by hand from
+-- The checkpoint format (src/pipeline/checkpoint.c): fixtures written by hand from
 -- the format's description, not by the code, are read back; a log with
 -- replaced records and a log of 0.1.0 (format 1) are both rewritten to
 -- the same bytes; corrupt rows stop the pipeline with a clear error; big

@@ -428,7 +428,7 @@ COMMENT ON TABLE windowagg.pipeline_progress IS
 
 -- Checkpointed slice accumulators, the live state of each pipeline: one
 -- row per epoch with the slices it changed, compacted now and then into one
--- row of the live slices (see src/checkpoint.c).
+-- row of the live slices (see src/pipeline/checkpoint.c).
 CREATE TABLE windowagg.checkpoints (
     pipeline integer NOT NULL
         REFERENCES windowagg.pipelines ON DELETE CASCADE,

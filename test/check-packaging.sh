@@ -32,7 +32,7 @@ while [ "$version" != "$control_version" ]; do
     version=$next
 done
 
-for path in src src/engine sql expected test bench windowagg.control Makefile \
+for path in src/README src/init.c src/engine src/query src/source src/pipeline src/commands sql expected test bench windowagg.control Makefile \
             META.json README.md .ci/run; do
     [ -e "$path" ] || { echo "missing $path" >&2; exit 1; }
 done
@@ -43,4 +43,26 @@ for f in src/engine/*.c; do
 done
 grep -l 'postgres\.h\|#include "fmgr\|utils/' src/engine/*.[ch] && {
     echo "src/engine includes PostgreSQL headers" >&2; exit 1; }
+
+# layers include only the layers below them (src/README):
+# commands -> pipeline -> source, query -> engine
+layer_includes() {   # layer_includes DIR LAYER...: fail if DIR includes one
+    local dir=$1 layer
+    shift
+    for layer in "$@"; do
+        if grep -rn "#include \"$layer/[a-z_]*\.h\"" "src/$dir" | grep -v "#include \"commands/\(defrem\|extension\|dbcommands\)\.h\""; then
+            echo "src/$dir includes a header of src/$layer, a layer above it" >&2; exit 1
+        fi
+    done
+}
+layer_includes query pipeline source commands
+layer_includes source commands
+layer_includes pipeline commands
+# src/commands shares its name with PostgreSQL's include/commands: a header
+# of ours there must not shadow one of PostgreSQL's
+pg_includes=$(${PG_CONFIG:-pg_config} --includedir-server 2>/dev/null || true)
+for h in src/commands/*.h; do
+    [ -n "$pg_includes" ] && [ -e "$pg_includes/commands/$(basename "$h")" ] && {
+        echo "$h shadows PostgreSQL's commands/$(basename "$h")" >&2; exit 1; }
+done
 echo "packaging ok: version $control_version"

@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkpoint.h
+ *	  A pipeline's slice state on disk (see checkpoint.c).
+ *
+ * src/pipeline/checkpoint.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WINDOWAGG_CHECKPOINT_H
+#define WINDOWAGG_CHECKPOINT_H
+
+#include "pipeline/pipeline.h"
+
+/* A full chunk of an epoch's delta, waiting for the epoch's end. */
+typedef struct WaCkptChunk
+{
+	bytea	   *data;
+	int64		n_slices;
+} WaCkptChunk;
+
+typedef struct WaCheckpoint
+{
+	int32		pipeline_id;
+	uint32		acc_size;
+	MemoryContext cxt;			/* holds the delta */
+	WaKeyPortable keys;			/* keys to and from their portable form */
+	StringInfoData key_buf;		/* one key's portable form */
+
+	List	   *full_chunks;	/* this epoch's full chunks (WaCkptChunk) */
+	StringInfoData delta;		/* the chunk being filled */
+	int64		chunk_slices;	/* records in it */
+	int64		delta_slices;	/* this epoch's changed slices */
+	int64		seq;			/* of the newest row in the log */
+	int64		expired_below;	/* the log's newest expiry bound */
+	int64		log_bytes;		/* bytes in the log's rows */
+	int64		written_bytes;	/* record bytes written, for the mean */
+	int64		written_records;	/* record size: the compaction rule */
+} WaCheckpoint;
+
+extern void wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id,
+						 const WaKeyCodec *codec, uint32 acc_size,
+						 MemoryContext cxt);
+extern void wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine,
+							  const wa_key *key, int64 slice, const void *acc);
+extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
+						  int64 live_slices);
+extern void wa_ckpt_reset(WaCheckpoint *c);
+
+/* The live records of a pipeline's log, read for a restore. */
+typedef struct WaCkptRecord WaCkptRecord;
+typedef struct WaCheckpointLog
+{
+	WaCkptRecord *records;
+	int64		n;
+	int64		bytes;			/* in the log's rows */
+	int64		last_seq;		/* the newest row's */
+	bool		needs_rewrite;	/* format 1 rows or replaced records */
+} WaCheckpointLog;
+
+extern WaCheckpointLog *wa_ckpt_read(WaCheckpoint *c, const wa_engine *engine);
+extern void wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine,
+							const WaCheckpointLog *log);
+extern bool wa_ckpt_rewrite(WaCheckpoint *c, const WaCheckpointLog *log);
+
+#endif							/* WINDOWAGG_CHECKPOINT_H */

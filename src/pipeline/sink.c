@@ -1,0 +1,543 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink.c
+ *	  What a pipeline epoch writes: panes into the result table, too-late
+ *	  rows into the dead-letter table, changed slices into the checkpoint
+ *	  log (checkpoint.c).
+ *
+ * Everything an epoch produces is buffered as columns and written with one
+ * statement per kind at the end of the epoch, in the epoch's transaction:
+ * panes through a tuplestore exposed to the statement as a relation, dead
+ * letters as arrays (few rows; the statement joins the source for them).
+ * A window emitted twice in one epoch (fired on time, then refined by a
+ * late row of the same epoch) is buffered once with its newest value, so
+ * every window gets at most one write per commit and readers never see an
+ * intermediate revision.  The result table computes revisions itself: a
+ * new row starts at 1 and every upsert of an existing row adds 1.
+ *
+ * src/pipeline/sink.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline/sink.h"
+
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+#include "miscadmin.h"
+
+/* A buffered pane's identity, for merging repeats within an epoch. */
+typedef struct PaneId
+{
+	uint64		key_hash;
+	int64		ival;
+	const uint8 *bytes;
+	uint32		len;
+	int			window;
+	wa_tick		start;
+} PaneId;
+
+typedef struct PaneEntry
+{
+	PaneId		id;
+	int			row;			/* index into the column buffers */
+} PaneEntry;
+
+/* ---------- column buffers ---------- */
+
+static void
+columns_init(WaColumns *c, int ncols, const Oid *types, MemoryContext cxt)
+{
+	c->ncols = ncols;
+	c->nsent = ncols;
+	c->nrows = 0;
+	c->capacity = 0;
+	c->types = MemoryContextAlloc(cxt, sizeof(Oid) * ncols);
+	memcpy(c->types, types, sizeof(Oid) * ncols);
+	c->values = MemoryContextAllocZero(cxt, sizeof(Datum *) * ncols);
+	c->nulls = MemoryContextAllocZero(cxt, sizeof(bool *) * ncols);
+}
+
+/* Add a row; returns its index.  Buffers live in CurrentMemoryContext. */
+static int
+columns_add_row(WaColumns *c)
+{
+	if (c->nrows == c->capacity)
+	{
+		int			newcap = c->capacity == 0 ? 256 : c->capacity * 2;
+
+		for (int i = 0; i < c->ncols; i++)
+		{
+			if (c->capacity == 0)
+			{
+				c->values[i] = palloc(sizeof(Datum) * newcap);
+				c->nulls[i] = palloc(sizeof(bool) * newcap);
+			}
+			else
+			{
+				c->values[i] = repalloc(c->values[i], sizeof(Datum) * newcap);
+				c->nulls[i] = repalloc(c->nulls[i], sizeof(bool) * newcap);
+			}
+		}
+		c->capacity = newcap;
+	}
+	return c->nrows++;
+}
+
+static void
+columns_reset(WaColumns *c)
+{
+	/* the buffers themselves went with the epoch context */
+	c->nrows = 0;
+	c->capacity = 0;
+}
+
+/* The columns as arrays, one per column, for unnest() in a statement. */
+static void
+columns_to_arrays(const WaColumns *c, Datum *arrays)
+{
+	int			dims[1] = {c->nrows};
+	int			lbs[1] = {1};
+
+	for (int i = 0; i < c->nsent; i++)
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		get_typlenbyvalalign(c->types[i], &typlen, &typbyval, &typalign);
+		arrays[i] = PointerGetDatum(construct_md_array(c->values[i], c->nulls[i],
+													   1, dims, lbs, c->types[i],
+													   typlen, typbyval, typalign));
+	}
+}
+
+/* A statement taking one array argument per column of c, kept. */
+static SPIPlanPtr
+prepare_unnest_plan(const char *sql, const WaColumns *c)
+{
+	Oid		   *types = palloc(sizeof(Oid) * c->nsent);
+	SPIPlanPtr	plan;
+
+	for (int i = 0; i < c->nsent; i++)
+		types[i] = get_array_type(c->types[i]);
+	plan = SPI_prepare(sql, c->nsent, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the plan of \"%s\"", sql);
+	return plan;
+}
+
+/* ---------- panes through an ephemeral named relation ---------- */
+
+/*
+ * The pane statements read the epoch's panes from a tuplestore that SPI
+ * exposes as a relation named PANES_RELATION (the mechanism of trigger
+ * transition tables): cheaper than passing one array per column and
+ * unnesting them, which costs as much again as the insert itself.
+ */
+#define PANES_RELATION "windowagg_epoch_panes"
+
+static void
+register_panes(WaSink *sink, Tuplestorestate *store)
+{
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+
+	enr->md.name = PANES_RELATION;
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = sink->panes_desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = store != NULL ? tuplestore_tuple_count(store) : 0;
+	enr->reldata = store;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "could not register the epoch's panes");
+}
+
+static void
+unregister_panes(void)
+{
+	if (SPI_unregister_relation(PANES_RELATION) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "could not unregister the epoch's panes");
+}
+
+static SPIPlanPtr
+prepare_pane_plan(WaSink *sink, const char *sql)
+{
+	Oid			epoch_time_type = TIMESTAMPTZOID;
+	SPIPlanPtr	plan;
+
+	register_panes(sink, NULL);
+	plan = SPI_prepare(sql, 1, &epoch_time_type);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the plan of \"%s\"", sql);
+	unregister_panes();
+	return plan;
+}
+
+/* Write the buffered panes of one kind; returns the number of rows. */
+static int
+write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
+{
+	WaColumns  *c = &sink->panes;
+	int			kind = c->ncols - 1;
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	Datum	   *values = palloc(sizeof(Datum) * c->nsent);
+	bool	   *nulls = palloc(sizeof(bool) * c->nsent);
+	int			nrows = 0;
+	int			ret;
+
+	for (int row = 0; row < c->nrows; row++)
+	{
+		if (DatumGetBool(c->values[kind][row]) != late)
+			continue;
+		for (int i = 0; i < c->nsent; i++)
+		{
+			values[i] = c->values[i][row];
+			nulls[i] = c->nulls[i][row];
+		}
+		tuplestore_putvalues(store, sink->panes_desc, values, nulls);
+		nrows++;
+	}
+	if (nrows > 0)
+	{
+		register_panes(sink, store);
+		ret = SPI_execute_plan(plan, &epoch_time, NULL, false, 0);
+		if (ret < 0)
+			elog(ERROR, "windowagg could not write panes: %s",
+				 SPI_result_code_string(ret));
+		unregister_panes();
+	}
+	tuplestore_end(store);
+	return nrows;
+}
+
+/* ---------- set-up ---------- */
+
+static uint32
+pane_id_hash(const void *key, Size keysize)
+{
+	const PaneId *id = key;
+
+	return (uint32) (id->key_hash ^ hash_bytes_uint32((uint32) id->window) ^
+					 hash_bytes_uint32((uint32) (id->start ^ (id->start >> 32))));
+}
+
+static int
+pane_id_compare(const void *a, const void *b, Size keysize)
+{
+	const PaneId *x = a;
+	const PaneId *y = b;
+
+	if (x->window != y->window || x->start != y->start || x->len != y->len ||
+		x->ival != y->ival)
+		return 1;
+	return x->len == 0 ? 0 : memcmp(x->bytes, y->bytes, x->len);
+}
+
+static char *
+qualified_name(Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+	char	   *nspname = relname != NULL ?
+		get_namespace_name(get_rel_namespace(relid)) : NULL;
+
+	/* gone since the definition was read: a drop_pipeline committed */
+	if (relname == NULL || nspname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table with OID %u does not exist", relid)));
+	return psprintf("%s.%s", quote_identifier(nspname), quote_identifier(relname));
+}
+
+/*
+ * Two statements write panes.  A window's on-time pane is its first
+ * emission, so its row is new: a plain INSERT.  A late pane upserts: a new
+ * row (a window that was empty when it fired) starts at revision 1, an
+ * existing one gets the new values and the next revision.  $1 is the
+ * epoch's time, for updated_at.
+ */
+static void
+build_pane_statements(WaSink *sink, const WaPipelineDef *def)
+{
+	const WaAggQuery *q = sink->query;
+	StringInfoData cols;
+	StringInfoData sql;
+
+	initStringInfo(&cols);
+	for (int i = 0; i < q->n_keys; i++)
+		appendStringInfo(&cols, "%s, ", quote_identifier(q->keys[i].name));
+	appendStringInfoString(&cols, "window_start, window_end");
+	for (int i = 0; i < q->n_aggs; i++)
+		appendStringInfo(&cols, ", %s", quote_identifier(q->aggs[i].name));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (%s, pane, revision, updated_at) "
+					 "SELECT p.*, 'on_time', 1, $1 FROM " PANES_RELATION " p",
+					 qualified_name(def->result_table), cols.data);
+	sink->insert_plan = prepare_pane_plan(sink, sql.data);
+
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) "
+					 "SELECT p.*, 'late', 1, $1 FROM " PANES_RELATION " p ON CONFLICT (",
+					 qualified_name(def->result_table), cols.data);
+	for (int i = 0; i < q->n_keys; i++)
+		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
+	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
+	for (int i = 0; i < q->n_aggs; i++)
+		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->aggs[i].name),
+						 quote_identifier(q->aggs[i].name));
+	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
+						   "updated_at = EXCLUDED.updated_at");
+	sink->upsert_plan = prepare_pane_plan(sink, sql.data);
+}
+
+static void
+build_dead_letter_insert(WaSink *sink, const WaPipelineDef *def)
+{
+	char	   *sql;
+
+	if (def->logical)
+	{
+		/* the row came with the stream: the table may not have it any more */
+		sql = psprintf("INSERT INTO %s (commit_lsn, event_time, reason, watermark, source_row) "
+					   "SELECT d.* FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+					   "pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) AS d",
+					   qualified_name(def->dead_letter_table));
+		sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
+		return;
+	}
+	/* the source row is read back by arrival number, in the same snapshot */
+	sql = psprintf("INSERT INTO %s (arrival, event_time, reason, watermark, source_row) "
+				   "SELECT d.arrival, d.event_time, d.reason, d.watermark, pg_catalog.to_jsonb(s) "
+				   "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
+				   "pg_catalog.unnest($4)) AS d(arrival, event_time, reason, watermark) "
+				   "JOIN %s AS s ON s.%s = d.arrival",
+				   qualified_name(def->dead_letter_table), qualified_name(def->source),
+				   quote_identifier(def->arrival_column));
+	sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
+}
+
+void
+wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
+			 WaKeyCodec *codec, uint32 acc_size, MemoryContext long_lived)
+{
+	MemoryContext old = MemoryContextSwitchTo(long_lived);
+	Oid		   *types;
+	int			ncols = q->n_keys + 2 + q->n_aggs;
+	Oid			dead_types[5];
+
+	memset(sink, 0, sizeof(*sink));
+	sink->query = q;
+	sink->codec = codec;
+	sink->pipeline_id = def->id;
+	sink->window_type = q->domain == WA_TIME_INTEGER ? INT8OID : q->event_time_type;
+
+	types = palloc(sizeof(Oid) * (ncols + 1));
+	for (int i = 0; i < q->n_keys; i++)
+		types[i] = q->keys[i].typid;
+	types[q->n_keys] = sink->window_type;
+	types[q->n_keys + 1] = sink->window_type;
+	for (int i = 0; i < q->n_aggs; i++)
+		types[q->n_keys + 2 + i] = q->aggs[i].result_type;
+	types[ncols] = BOOLOID;		/* late, not sent: it picks the statement */
+	columns_init(&sink->panes, ncols + 1, types, long_lived);
+	sink->panes.nsent = ncols;
+	sink->panes_desc = CreateTemplateTupleDesc(ncols);
+	for (int i = 0; i < ncols; i++)
+		TupleDescInitEntry(sink->panes_desc, (AttrNumber) (i + 1),
+						   psprintf("c%d", i + 1), types[i], -1, 0);
+
+	/* a logical source's: commit LSN for arrival, and the row as JSON */
+	dead_types[0] = def->logical ? PG_LSNOID : INT8OID;
+	dead_types[1] = q->event_time_type;
+	dead_types[2] = TEXTOID;
+	dead_types[3] = sink->window_type;
+	dead_types[4] = JSONBOID;
+	columns_init(&sink->dead, def->logical ? 5 : 4, dead_types, long_lived);
+
+	build_pane_statements(sink, def);
+	build_dead_letter_insert(sink, def);
+	/* SPI calls leave SPI's context current */
+	MemoryContextSwitchTo(long_lived);
+	wa_ckpt_init(&sink->ckpt, def->id, codec, acc_size, long_lived);
+	sink->key_values = palloc(sizeof(Datum) * (q->n_keys + 1));
+	sink->key_nulls = palloc(sizeof(bool) * (q->n_keys + 1));
+	MemoryContextSwitchTo(old);
+	sink->ready = true;
+}
+
+/* ---------- buffering (CurrentMemoryContext: the epoch's) ---------- */
+
+void
+wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
+{
+	const WaAggQuery *q = sink->query;
+	WaColumns  *c = &sink->panes;
+	PaneId		id;
+	PaneEntry  *entry;
+	bool		found;
+	int			row;
+	int			col;
+
+	/* a window the result's type cannot hold does not exist */
+	if (!wa_pane_representable(pane, sink->window_type))
+		return;
+	id.ival = pane->key.ival;
+	id.len = sink->codec->int_key ? 0 : pane->key.len;
+	id.bytes = pane->key.bytes;
+	id.key_hash = id.len > 0 ? hash_bytes(pane->key.bytes, (int) id.len) :
+		hash_bytes_uint32((uint32) (id.ival ^ (id.ival >> 32)));
+	id.window = pane->window;
+	id.start = pane->start;
+
+	if (sink->pane_index == NULL)
+	{
+		HASHCTL		ctl;
+
+		/* made per epoch, in the epoch's memory: its reset frees it */
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(PaneId);
+		ctl.entrysize = sizeof(PaneEntry);
+		ctl.hash = pane_id_hash;
+		ctl.match = pane_id_compare;
+		ctl.hcxt = CurrentMemoryContext;
+		sink->pane_index = hash_create("windowagg epoch panes", 1024, &ctl,
+									   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+									   HASH_CONTEXT);
+	}
+	entry = hash_search(sink->pane_index, &id, HASH_ENTER, &found);
+	if (found)
+		row = entry->row;		/* the newest value replaces the older one */
+	else
+	{
+		if (id.len > 0)
+		{
+			uint8	   *copy = palloc(id.len);
+
+			memcpy(copy, id.bytes, id.len);
+			entry->id.bytes = copy;
+		}
+		row = columns_add_row(c);
+		entry->row = row;
+		wa_key_decode(sink->codec, &pane->key, sink->key_values, sink->key_nulls);
+		for (int i = 0; i < q->n_keys; i++)
+		{
+			c->values[i][row] = sink->key_values[i];
+			c->nulls[i][row] = sink->key_nulls[i];
+		}
+		col = q->n_keys;
+		c->values[col][row] = wa_ticks_to_datum(pane->start, sink->window_type,
+												"window_start");
+		c->nulls[col++][row] = false;
+		c->values[col][row] = wa_ticks_to_datum(pane->end, sink->window_type,
+												"window_end");
+		c->nulls[col][row] = false;
+		/* the first emission in the epoch decides: see build_pane_statements */
+		c->values[c->ncols - 1][row] = BoolGetDatum(pane->kind == WA_PANE_LATE);
+		c->nulls[c->ncols - 1][row] = false;
+	}
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		col = q->n_keys + 2 + i;
+		c->values[col][row] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
+												 &c->nulls[col][row]);
+	}
+}
+
+void
+wa_sink_add_dead_letter(WaSink *sink, int64 arrival, Datum event_time,
+						bool event_time_null, const char *reason, wa_tick watermark,
+						Datum source_row)
+{
+	WaColumns  *c = &sink->dead;
+	int			row = columns_add_row(c);
+
+	c->values[0][row] = Int64GetDatum(arrival);
+	c->nulls[0][row] = false;
+	c->values[1][row] = event_time;
+	c->nulls[1][row] = event_time_null;
+	c->values[2][row] = CStringGetTextDatum(reason);
+	c->nulls[2][row] = false;
+	/* -infinity (nothing seen yet) and +infinity (flushed) have no value */
+	c->nulls[3][row] = watermark <= PG_INT64_MIN || watermark >= PG_INT64_MAX ||
+		(sink->window_type != INT8OID &&
+		 !IS_VALID_TIMESTAMP((int64) watermark));
+	c->values[3][row] = c->nulls[3][row] ? (Datum) 0 :
+		wa_ticks_to_datum(watermark, sink->window_type, "watermark");
+	if (c->ncols > 4)
+	{
+		c->values[4][row] = source_row;
+		c->nulls[4][row] = false;
+	}
+}
+
+static void
+save_slice(void *arg, const wa_key *key, int64_t slice, const void *acc,
+		   uint32_t acc_size)
+{
+	WaSink	   *sink = arg;
+
+	Assert(acc_size == sink->ckpt.acc_size);
+	wa_ckpt_add_slice(&sink->ckpt, sink->engine, key, slice, acc);
+}
+
+void
+wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
+						   wa_time_state *time)
+{
+	sink->engine = engine;
+	wa_engine_checkpoint(engine, save_slice, sink, &sink->expire_below, time);
+	sink->engine = NULL;
+}
+
+/* ---------- writing ---------- */
+
+void
+wa_sink_write(WaSink *sink, TimestampTz epoch_time)
+{
+	if (sink->panes.nrows > 0)
+	{
+		sink->n_on_time = write_panes(sink, sink->insert_plan, false,
+									  TimestampTzGetDatum(epoch_time));
+		sink->n_late = write_panes(sink, sink->upsert_plan, true,
+								   TimestampTzGetDatum(epoch_time));
+	}
+	if (sink->dead.nrows > 0)
+	{
+		Datum	   *args = palloc(sizeof(Datum) * sink->dead.nsent);
+
+		columns_to_arrays(&sink->dead, args);
+		if (SPI_execute_plan(sink->dead_plan, args, NULL, false, 0) < 0)
+			elog(ERROR, "windowagg could not write dead letters");
+	}
+}
+
+void
+wa_sink_write_checkpoint(WaSink *sink, int64 live_slices)
+{
+	wa_ckpt_write(&sink->ckpt, sink->expire_below, live_slices);
+}
+
+/* After commit (or abort): forget the epoch's buffers. */
+void
+wa_sink_reset(WaSink *sink)
+{
+	if (!sink->ready)
+		return;					/* never set up, or setting up failed */
+	columns_reset(&sink->panes);
+	columns_reset(&sink->dead);
+	wa_ckpt_reset(&sink->ckpt);
+	sink->pane_index = NULL;	/* went with the epoch's memory */
+	sink->n_on_time = 0;
+	sink->n_late = 0;
+}

@@ -1,0 +1,1523 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  A pipeline worker: restore the checkpoint, then run epochs.
+ *
+ * The worker acts as the owner that the pipeline's catalog row names, and
+ * nothing else: it connects as the bootstrap superuser (so that an owner
+ * who may not log in can still own a pipeline), becomes the owner before
+ * it runs any statement of the owner's, and stays in a security-
+ * restricted operation for good, so that no function of the owner's can
+ * switch back to the session's user.  It reads the source and writes the
+ * result tables with the owner's privileges, under the search_path the
+ * pipeline was created with; only catalog statements run as another role,
+ * in the pinned scope of catalog.c.  Its engine lives in the shared pool
+ * (shmem.c), where windowagg.live() can read it.
+ *
+ * An epoch is one transaction (REPEATABLE READ, so one snapshot):
+ *	  read the source's new rows (src/source/table.c) into the engine, emit the
+ *	  late panes, then write the panes and dead letters (sink.c), the
+ *	  changed slices, the offset, watermark and counters.
+ * Everything an epoch did is committed together or not at all, so after
+ * any failure the worker throws its engine away and restores it from the
+ * last committed epoch, which matches the committed offset exactly.
+ *
+ * A worker that reaches windowagg.max_state_memory stops ingesting, shows
+ * status memory_full, and waits for the setting to be raised.  An error
+ * that only a user can fix (the source changed, a privilege was revoked)
+ * stops the pipeline until windowagg.resume; any other error is recorded
+ * in the slot and ends the worker, which the launcher restarts after a
+ * delay.  Either way the committed checkpoint and offset stay as they were.
+ *
+ * src/pipeline/worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline/pipeline.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "catalog/pg_sequence.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_lsn.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "source/logical/logical.h"
+#include "pipeline/sink.h"
+#include "source/table.h"
+
+/*
+ * A pipeline whose epochs fail with the same error this many times in a
+ * row stops (needs windowagg.resume) instead of being retried for ever.
+ */
+#define FAILURES_BEFORE_STOP 5
+
+/*
+ * Rows are ingested in batches of at most this many: the executor runs the
+ * owner's expressions for each next row, which must never happen while
+ * the state lock is held, and taking the lock for each row would cost
+ * more than the engine's own work on it.
+ */
+#define ROWS_PER_BATCH 256
+
+/* What the engine needs of a row, until its batch is ingested. */
+typedef struct PendingRow
+{
+	int64		arrival;
+	int64		t;				/* event time in ticks */
+	wa_key		key;			/* byte keys: in the batch's memory */
+	bool		some_out_of_range;	/* some of its windows cannot exist */
+	wa_tick		wm_before;		/* filled by the ingest: for dead letters */
+	wa_ingest_result result;
+} PendingRow;
+
+typedef struct Worker
+{
+	WaPipelineSlot *slot;
+	uint32		generation;
+	MemoryContext cxt;			/* lives as long as the engine */
+	MemoryContext epoch_cxt;	/* reset after every epoch */
+	MemoryContext row_cxt;		/* the batch's keys; reset after each batch */
+
+	WaPipelineDef *def;
+	WaAggQuery *query;
+	uint8		shape[WA_SHAPE_LEN];	/* of the query the engine runs */
+	WaKeyCodec	codec;
+	wa_engine  *engine;
+	wa_allocator allocator;
+	WaTableSource source;		/* a table source, or */
+	WaLogicalSource logical;	/* a logical one (def->logical) */
+	XLogRecPtr	stored_lsn;		/* the logical offset last committed */
+	WaSink		sink;
+	int			n_inputs;
+	wa_value   *inputs;			/* n_inputs for each row of the batch */
+	PendingRow *batch;
+	int			n_batched;
+	WaWindowRange range;		/* windows the window type can hold */
+	WaKeyFit	key_fit;		/* keys the result table's index can hold */
+	char	   *key_too_large;	/* the dead letters' reason when one cannot */
+	pg_tz	   *clock_zone;		/* the wall clock of timestamp event times */
+	SPIPlanPtr	progress_plan;
+
+	bool		source_changed; /* relcache invalidation for the source */
+	bool		waiting_for_room;	/* refused by the per-role or
+									 * per-database limit */
+	bool		restoring_from_dump;	/* its catalog rows are still being
+										 * loaded (pg_restore) */
+	bool		stop_for_user;	/* the error needs a user (status stopped) */
+	Oid			arrival_seq;	/* a table source's arrival sequence */
+
+	/* the current epoch */
+	bool		locked;			/* holding the slot's state_lock */
+	WaPipelineStats delta;		/* counters this epoch adds */
+	TimestampTz last_row_at;	/* wall clock of the newest row */
+	WaPipelineStats committed;	/* counters as of the last commit */
+} Worker;
+
+static Worker *worker;
+
+static void publish_progress(Worker *w, bool caught_up, bool flushed,
+							 uint64 seq);
+static void leave_dropped(Worker *w);
+
+/* ---------- the state lock ---------- */
+
+/*
+ * The state lock is held only while the engine itself runs: never while
+ * the executor or anything of the owner's does (the source's expressions,
+ * the next row's scan), which could wait for the lock, or for ever, with
+ * interrupts held off.  While it is held the engine is marked busy: an
+ * error that releases the lock without coming back here (the abort of a
+ * decoded transaction) leaves the mark, and readers then keep away from
+ * the half-changed engine until the worker throws it away.  A worker that
+ * has to wait for readers says so, and readers let it go first.
+ */
+static void
+lock_state(Worker *w)
+{
+	WaPipelineSlot *slot = w->slot;
+
+	if (w->locked)
+		return;
+	wa_state_lock_exclusive(slot);
+	slot->engine_busy = true;
+	w->locked = true;
+}
+
+static void
+unlock_state(Worker *w)
+{
+	if (!w->locked)
+		return;
+	w->slot->engine_busy = false;
+	LWLockRelease(&w->slot->state_lock);
+	w->locked = false;
+}
+
+/*
+ * Errors raised while the engine works under the state lock (firing,
+ * flushing, restoring) say so: a cancel or terminate taken there shows
+ * that the work stopped halfway, as it may.
+ */
+typedef struct EngineStep
+{
+	ErrorContextCallback callback;
+	Worker	   *worker;
+	const char *what;
+} EngineStep;
+
+static void
+engine_step_context(void *arg)
+{
+	EngineStep *step = arg;
+
+	errcontext("%s the windows of pipeline \"%s\"", step->what,
+			   step->worker->def->name);
+}
+
+static void
+engine_step_begin(EngineStep *step, Worker *w, const char *what)
+{
+	step->worker = w;
+	step->what = what;
+	step->callback.callback = engine_step_context;
+	step->callback.arg = step;
+	step->callback.previous = error_context_stack;
+	error_context_stack = &step->callback;
+}
+
+static void
+engine_step_end(EngineStep *step)
+{
+	error_context_stack = step->callback.previous;
+}
+
+/* ---------- rows ---------- */
+
+static void
+emit_pane(void *arg, const wa_pane *pane)
+{
+	Worker	   *w = arg;
+
+	/* one row or one flush can fire very many windows, all under the lock */
+	wa_check_for_interrupts_locked();
+	wa_sink_add_pane(&w->sink, pane);
+}
+
+/* A logical source's current row for a dead letter (in the epoch's memory). */
+static Datum
+source_row_jsonb(Worker *w)
+{
+	return w->def->logical ? wa_logical_row_jsonb(&w->logical) : (Datum) 0;
+}
+
+/* The event time in ticks, or a reason why the row cannot have one. */
+static const char *
+row_event_time(Worker *w, TupleTableSlot *slot, int64 *ticks)
+{
+	int			att = w->query->n_keys;
+	Datum		d = slot->tts_values[att];
+
+	if (slot->tts_isnull[att])
+		return "event time is null";
+	switch (w->query->event_time_type)
+	{
+		case INT2OID:
+			*ticks = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			*ticks = DatumGetInt32(d);
+			break;
+		case INT8OID:
+			*ticks = DatumGetInt64(d);
+			break;
+		default:
+			if (TIMESTAMP_NOT_FINITE(DatumGetInt64(d)))
+				return "event time is not finite";
+			*ticks = DatumGetInt64(d);
+			break;
+	}
+	return NULL;
+}
+
+/* An event time in ticks as a Datum of the event time's type. */
+static Datum
+event_time_datum(const Worker *w, int64 t)
+{
+	switch (w->query->event_time_type)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) t);
+		case INT4OID:
+			return Int32GetDatum((int32) t);
+		default:
+			return Int64GetDatum(t);	/* bigint, timestamp, timestamptz */
+	}
+}
+
+/*
+ * Ingest the batch under the state lock (nothing but the engine runs
+ * there), then count its rows and send the too-late ones to the dead
+ * letters.  A logical source's batches hold one row, still the decoder's
+ * current one, which a dead letter shows whole.
+ */
+static void
+ingest_batch(Worker *w)
+{
+	MemoryContext old;
+
+	if (w->n_batched == 0)
+		return;
+	old = MemoryContextSwitchTo(w->epoch_cxt);
+	lock_state(w);
+	for (int i = 0; i < w->n_batched; i++)
+	{
+		PendingRow *r = &w->batch[i];
+
+		r->wm_before = wa_engine_watermark(w->engine);
+		r->result = wa_engine_ingest(w->engine, &r->key, r->t,
+									 &w->inputs[i * w->n_inputs]);
+	}
+	unlock_state(w);
+	for (int i = 0; i < w->n_batched; i++)
+	{
+		PendingRow *r = &w->batch[i];
+
+		w->delta.events_in++;
+		if (r->result == WA_INGEST_DROPPED)
+		{
+			wa_sink_add_dead_letter(&w->sink, r->arrival, event_time_datum(w, r->t),
+									false,
+									"too late: every window containing the event has closed",
+									r->wm_before, source_row_jsonb(w));
+			w->delta.dead_letters++;
+		}
+		else if (r->result == WA_INGEST_PARTIAL || r->some_out_of_range)
+			w->delta.events_partial++;
+	}
+	MemoryContextSwitchTo(old);
+	w->n_batched = 0;
+	MemoryContextReset(w->row_cxt);
+}
+
+static void
+worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
+{
+	Worker	   *w = arg;
+	WaAggQuery *q = w->query;
+	MemoryContext old;
+	const char *problem;
+	int64		t = 0;
+	PendingRow *r;
+	WaWindowsInRange in_range = WA_IN_RANGE_ALL;
+
+	if (!counts)
+		return;
+	problem = row_event_time(w, slot, &t);
+	if (problem == NULL)
+	{
+		in_range = wa_window_range_of(&w->range, t);
+		if (in_range == WA_IN_RANGE_NONE)
+			problem = "every window containing the event reaches beyond the range of its type";
+	}
+	if (problem == NULL)
+	{
+		bool		fits;
+
+		fits = wa_key_fits(&w->key_fit, slot->tts_values, slot->tts_isnull);
+		if (!fits)
+			problem = w->key_too_large;
+	}
+	if (problem != NULL)
+	{
+		/* its dead letter shows the watermark the rows before it made */
+		ingest_batch(w);
+		old = MemoryContextSwitchTo(w->epoch_cxt);
+		wa_sink_add_dead_letter(&w->sink, arrival,
+								datumCopy(slot->tts_values[q->n_keys], true, 8),
+								slot->tts_isnull[q->n_keys], problem,
+								wa_engine_watermark(w->engine),
+								source_row_jsonb(w));
+		MemoryContextSwitchTo(old);
+		w->delta.dead_letters++;
+		return;
+	}
+
+	r = &w->batch[w->n_batched];
+	r->arrival = arrival;
+	r->t = t;
+	r->some_out_of_range = in_range == WA_IN_RANGE_SOME;
+	wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]);
+	old = MemoryContextSwitchTo(w->row_cxt);
+	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &r->key);
+	if (!q->int_key)
+	{
+		/* the codec reuses its buffer for the next key */
+		uint8	   *bytes = palloc(Max(r->key.len, 1));
+
+		memcpy(bytes, r->key.bytes, r->key.len);
+		r->key.bytes = bytes;
+	}
+	MemoryContextSwitchTo(old);
+	if (++w->n_batched == ROWS_PER_BATCH || w->def->logical)
+		ingest_batch(w);
+}
+
+/* An update or delete of a logical source's row: not an event. */
+static void
+worker_change(void *arg, char kind, int64 arrival, Datum event_time,
+			  bool event_time_null)
+{
+	Worker	   *w = arg;
+	MemoryContext old;
+
+	if (kind == 'U')
+		w->delta.source_updates++;
+	else
+		w->delta.source_deletes++;
+	if (!w->def->dead_letter_changes)
+		return;
+	old = MemoryContextSwitchTo(w->epoch_cxt);
+	wa_sink_add_dead_letter(&w->sink, arrival,
+							event_time_null ? (Datum) 0 : datumCopy(event_time, true, 8),
+							event_time_null,
+							kind == 'U' ? "update of a source row: the source is read as a stream of inserts" :
+							"delete of a source row: the source is read as a stream of inserts",
+							wa_engine_watermark(w->engine), source_row_jsonb(w));
+	MemoryContextSwitchTo(old);
+	w->delta.dead_letters++;
+}
+
+/* After each transaction of a logical source (see src/source/logical/logical.h). */
+static void
+worker_txn_end(void *arg)
+{
+	unlock_state((Worker *) arg);
+}
+
+/* ---------- engine state ---------- */
+
+static void
+create_engine(Worker *w)
+{
+	wa_config	config;
+	wa_agg_spec *aggs = palloc0(sizeof(wa_agg_spec) * (w->query->n_aggs + 1));
+	const char *problem;
+
+	wa_agg_query_engine_aggs(w->query, aggs);
+	memset(&config, 0, sizeof(config));
+	config.n_windows = w->def->windows.n_windows;
+	config.windows = w->def->windows.windows;
+	config.bound = w->def->bound;
+	config.lateness = w->def->lateness;
+	config.n_aggs = w->query->n_aggs;
+	config.aggs = aggs;
+	config.byte_keys = !w->query->int_key;
+	config.share_windows = wa_share_windows;
+	config.emit = emit_pane;
+	config.emit_arg = w;
+	wa_arena_allocator_init(&w->allocator, w->slot);
+	config.allocator = &w->allocator;
+	problem = wa_config_check(&config);
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid windowing configuration: %s", problem)));
+	lock_state(w);
+	w->engine = wa_engine_create(&config);
+	w->slot->engine = w->engine;
+	w->slot->engine_dbid = MyDatabaseId;
+	w->slot->engine_pipeline_id = w->def->id;
+	memcpy(w->slot->engine_shape, w->shape, WA_SHAPE_LEN);
+	unlock_state(w);
+}
+
+/* Forget the engine, whatever state a failure left it in. */
+static void
+discard_engine(WaPipelineSlot *slot)
+{
+	bool		held = LWLockHeldByMe(&slot->state_lock);
+
+	if (!held)
+		wa_state_lock_exclusive(slot);
+	slot->engine = NULL;
+	slot->engine_dbid = InvalidOid;
+	slot->engine_pipeline_id = 0;
+	slot->engine_busy = false;
+	wa_arena_reset(&slot->arena);
+	if (!held)
+		LWLockRelease(&slot->state_lock);
+}
+
+static wa_tick
+numeric_to_tick(Datum d, bool isnull)
+{
+	char	   *s;
+	wa_tick		v = 0;
+	bool		negative;
+
+	if (isnull)
+		return WA_TICK_MIN;
+	s = DatumGetCString(DirectFunctionCall1(numeric_out, d));
+	if (strcmp(s, "Infinity") == 0)
+		return WA_TICK_MAX;
+	negative = *s == '-';
+	for (char *p = s + (negative ? 1 : 0); *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return negative ? -v : v;
+}
+
+static Datum
+tick_to_numeric(wa_tick t, bool *isnull)
+{
+	*isnull = t <= WA_TICK_MIN;
+	if (*isnull)
+		return (Datum) 0;
+	if (t >= WA_TICK_MAX)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return wa_int128_to_numeric(t);
+}
+
+/* Load the definition, the offset and the slices (in a transaction). */
+static void
+restore(Worker *w)
+{
+	Datum		arg = Int32GetDatum(w->def->id);
+	Oid			argtype = INT4OID;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	bool		hwm_null;
+	int64		hwm;
+	wa_time_state time;
+	EngineStep	step;
+	WaCheckpointLog *log;
+	Datum		watermark;
+
+	create_engine(w);
+
+	wa_catalog_exec("SELECT p.arrival_hwm, p.arrival_gaps, p.max_event_time, p.watermark, "
+					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
+					"p.panes_late, p.epochs, "
+					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid OPERATOR(pg_catalog.=) "
+					" pg_catalog.pg_get_serial_sequence(l.source::pg_catalog.regclass::pg_catalog.text, "
+					" l.arrival_column)::pg_catalog.regclass), "
+					"p.checkpoint_seq, "
+					"(SELECT COALESCE(pg_catalog.max(c.seq), 0) FROM windowagg.checkpoints c "
+					" WHERE c.pipeline OPERATOR(pg_catalog.=) p.pipeline), "
+					"p.source_lsn, p.source_updates, p.source_deletes "
+					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l "
+					"ON l.id OPERATOR(pg_catalog.=) p.pipeline "
+					"WHERE p.pipeline OPERATOR(pg_catalog.=) $1",
+					1, &argtype, &arg, NULL);
+	/*
+	 * The progress row and the checkpoint log are written in one
+	 * transaction; while pg_restore is loading them they can disagree, and
+	 * the worker waits (fails, and is retried) until they agree.
+	 */
+	w->restoring_from_dump = true;	/* these two errors last only so long */
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has no progress row yet", w->def->name),
+				 errdetail("It is written with the pipeline, or by pg_restore after it.")));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	if (DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)) !=
+		DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("checkpoint of pipeline \"%s\" is not complete yet", w->def->name),
+				 errdetail("Its progress row refers to checkpoint %lld, the log ends at %lld.",
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)),
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))));
+	w->restoring_from_dump = false;
+	hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1, &hwm_null));
+	if (hwm_null)
+	{
+		Datum		seqmin = SPI_getbinval(tup, desc, 11, &isnull);
+
+		/* nothing read yet: every number the sequence can give is ahead */
+		hwm = isnull ? 0 : DatumGetInt64(seqmin) - 1;
+	}
+	w->stored_lsn = DatumGetLSN(SPI_getbinval(tup, desc, 14, &isnull));
+	if (isnull)
+		w->stored_lsn = InvalidXLogRecPtr;
+	MemoryContextSwitchTo(w->cxt);
+	if (!w->def->logical)
+		wa_source_restore(&w->source, hwm,
+						  DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 2, &isnull)));
+	MemoryContextSwitchTo(w->epoch_cxt);
+	memset(&time, 0, sizeof(time));
+	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	time.seen_event = !isnull;
+	/* apart: the order in which arguments are evaluated is unspecified */
+	watermark = SPI_getbinval(tup, desc, 4, &isnull);
+	time.wm = numeric_to_tick(watermark, isnull);
+	memset(&w->committed, 0, sizeof(w->committed));
+	w->committed.max_event_time = time.max_ts;
+	w->committed.events_in = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	w->committed.events_partial = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+	w->committed.dead_letters = DatumGetInt64(SPI_getbinval(tup, desc, 7, &isnull));
+	w->committed.panes_on_time = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+	w->committed.panes_late = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	w->committed.epochs = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
+	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 16, &isnull));
+
+	/*
+	 * The slices, from the checkpoint log: read (a query and a sort) before
+	 * the state lock is taken, then given to the engine under it, which
+	 * stays busy for readers until the restore is complete.
+	 */
+	w->sink.ckpt.acc_size = wa_engine_acc_size(w->engine);
+	log = wa_ckpt_read(&w->sink.ckpt, w->engine);
+	lock_state(w);
+	engine_step_begin(&step, w, "restoring");
+	wa_engine_restore_time(w->engine, &time);
+	wa_ckpt_restore(&w->sink.ckpt, w->engine, log);
+	wa_engine_restore_done(w->engine);
+	engine_step_end(&step);
+	unlock_state(w);
+	if (wa_ckpt_rewrite(&w->sink.ckpt, log))
+	{
+		Oid			argtypes[2] = {INT4OID, INT8OID};
+		Datum		values[2];
+
+		values[0] = Int32GetDatum(w->def->id);
+		values[1] = Int64GetDatum(w->sink.ckpt.seq);
+		wa_catalog_exec("UPDATE windowagg.pipeline_progress SET checkpoint_seq = $2 "
+						"WHERE pipeline OPERATOR(pg_catalog.=) $1",
+						2, argtypes, values, NULL);
+	}
+	/* stream again from the committed offset */
+	if (w->def->logical)
+		wa_logical_start(&w->logical, w->stored_lsn);
+	publish_progress(w, false, false, 0);
+}
+
+/* ---------- progress ---------- */
+
+/* Publish the committed counters to the slot (after commit). */
+static void
+publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
+{
+	WaPipelineSlot *slot = w->slot;
+	wa_tick		wm = wa_engine_watermark(w->engine);
+	wa_stats	stats;
+	bool		gaps_full = false;
+	char		why[sizeof(((WaPipelineSlot *) NULL)->last_error)];
+
+	wa_engine_get_stats(w->engine, &stats);
+	w->committed.has_watermark = wm > PG_INT64_MIN && wm < PG_INT64_MAX;
+	w->committed.watermark_done = wm >= WA_TICK_MAX;
+	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
+	w->committed.last_epoch_at = GetCurrentTimestamp();
+	if (w->def->logical && w->def->connection != NULL)
+	{
+		w->committed.retained_wal = wa_logical_retained_bytes(&w->logical);
+		w->committed.retained_wal_known = true;
+	}
+	if (!w->def->logical)
+	{
+		w->committed.n_gaps = w->source.n_gaps;
+		wa_source_oldest_gap(&w->source, &w->committed.oldest_gap_at,
+							 &w->committed.oldest_gap_pid);
+		gaps_full = w->source.gaps_full;
+	}
+	else
+		w->committed.n_gaps = -1;	/* no arrival numbers */
+	if (gaps_full)
+		snprintf(why, sizeof(why),
+				 "%d ranges of arrival numbers may still commit (windowagg.max_gaps): "
+				 "no new rows are read until the transactions that may fill them end (the oldest: process %d)",
+				 w->source.n_gaps, w->committed.oldest_gap_pid);
+	SpinLockAcquire(&slot->mutex);
+	slot->stats = w->committed;
+	if (caught_up && seq > slot->caught_up_seq)
+		slot->caught_up_seq = seq;
+	if (seq > 0)
+		slot->failure_streak = 0;	/* an epoch went through */
+	if (flushed)
+		slot->flushed_seq = seq;
+	if (gaps_full)
+	{
+		slot->status = WA_STATUS_GAPS_FULL;
+		strlcpy(slot->last_error, why, sizeof(slot->last_error));
+	}
+	else
+	{
+		if (slot->status != WA_STATUS_FLUSHED || !flushed)
+			slot->status = w->committed.watermark_done ? WA_STATUS_FLUSHED :
+				WA_STATUS_RUNNING;
+		slot->last_error[0] = '\0';
+	}
+	SpinLockRelease(&slot->mutex);
+}
+
+static void
+prepare_progress_plan(Worker *w)
+{
+	Oid			types[15] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
+		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID,
+	BOOLOID};
+
+	/* prepared in the catalog's scope, so that it is re-planned there too */
+	w->progress_plan =
+		wa_catalog_prepare("UPDATE windowagg.pipeline_progress SET "
+						   "arrival_hwm = $2, max_event_time = $4, "
+						   /* an unchanged array keeps its TOAST value: no WAL */
+						   "arrival_gaps = CASE WHEN $15 THEN $3 ELSE arrival_gaps END, "
+						   "watermark = $5, events_in = events_in OPERATOR(pg_catalog.+) $6, "
+						   "events_partial = events_partial OPERATOR(pg_catalog.+) $7, "
+						   "dead_letters = dead_letters OPERATOR(pg_catalog.+) $8, "
+						   "panes_on_time = panes_on_time OPERATOR(pg_catalog.+) $9, "
+						   "panes_late = panes_late OPERATOR(pg_catalog.+) $10, "
+						   "epochs = epochs OPERATOR(pg_catalog.+) 1, "
+						   "checkpoint_seq = $11, source_lsn = $12, "
+						   "source_updates = source_updates OPERATOR(pg_catalog.+) $13, "
+						   "source_deletes = source_deletes OPERATOR(pg_catalog.+) $14, "
+						   "updated_at = pg_catalog.now() "
+						   "WHERE pipeline OPERATOR(pg_catalog.=) $1",
+						   15, types);
+}
+
+static void
+write_progress(Worker *w, const wa_time_state *time)
+{
+	Datum		values[15];
+	char		nulls[15];
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int32GetDatum(w->def->id);
+	values[1] = Int64GetDatum(w->source.hwm);
+	if (w->source.gaps_changed)
+		values[2] = PointerGetDatum(wa_source_gaps_array(&w->source));
+	else
+		nulls[2] = 'n';			/* the stored array stands */
+	values[3] = Int64GetDatum(time->max_ts);
+	nulls[3] = time->seen_event ? ' ' : 'n';
+	values[4] = tick_to_numeric(time->wm, &isnull);
+	nulls[4] = isnull ? 'n' : ' ';
+	values[5] = Int64GetDatum(w->delta.events_in);
+	values[6] = Int64GetDatum(w->delta.events_partial);
+	values[7] = Int64GetDatum(w->delta.dead_letters);
+	values[8] = Int64GetDatum(w->delta.panes_on_time);
+	values[9] = Int64GetDatum(w->delta.panes_late);
+	values[10] = Int64GetDatum(w->sink.ckpt.seq);
+	values[11] = LSNGetDatum(w->def->logical ? wa_logical_offset(&w->logical) :
+							 InvalidXLogRecPtr);
+	nulls[11] = w->def->logical ? ' ' : 'n';
+	values[12] = Int64GetDatum(w->delta.source_updates);
+	values[13] = Int64GetDatum(w->delta.source_deletes);
+	values[14] = BoolGetDatum(w->source.gaps_changed);
+	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
+}
+
+/* ---------- changes to the source table ---------- */
+
+static void
+source_invalidated(Datum arg, Oid relid)
+{
+	Worker	   *w = (Worker *) DatumGetPointer(arg);
+
+	if (w->def != NULL && (relid == InvalidOid || relid == w->def->source))
+		w->source_changed = true;
+}
+
+/* The sequence that numbers a table source's rows. */
+static Oid
+arrival_sequence(Worker *w)
+{
+	Datum		args[2];
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	bool		isnull;
+	Datum		seq;
+
+	args[0] = ObjectIdGetDatum(w->def->source);
+	args[1] = CStringGetTextDatum(w->def->arrival_column);
+	wa_catalog_exec("SELECT pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
+					"::pg_catalog.regclass::pg_catalog.oid",
+					2, argtypes, args, NULL);
+	seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arrival column \"%s\" of pipeline \"%s\" is no longer filled by a sequence",
+						w->def->arrival_column, w->def->name),
+				 errhint("Make it an identity column again, or drop and re-create the pipeline.")));
+	}
+	return DatumGetObjectId(seq);
+}
+
+/*
+ * A table source finds new rows as those numbered above the highest
+ * arrival number read, so every number must come from the arrival
+ * column's sequence, one at a time and in time order.  A row numbered
+ * beyond what the sequence has handed out (an explicit value, OVERRIDING
+ * SYSTEM VALUE, a sequence set back) would make the rows that later take
+ * the numbers below it be skipped; a cache would hand numbers out of
+ * order.  Either stops the pipeline, before the epoch commits: nothing is
+ * lost, and resume goes on once the sequence is set right.
+ */
+static void
+check_arrival_sequence(Worker *w)
+{
+	HeapTuple	tup;
+	Form_pg_sequence seq;
+	int64		cache;
+	int64		increment;
+	bool		isnull;
+	int64		last;
+	bool		called;
+	int64		handed_out;
+	char	   *seqname;
+
+	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(w->arrival_seq));
+	if (!HeapTupleIsValid(tup))
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the arrival sequence of pipeline \"%s\" is gone", w->def->name),
+				 errhint("Drop and re-create the pipeline.")));
+	}
+	seq = (Form_pg_sequence) GETSTRUCT(tup);
+	cache = seq->seqcache;
+	increment = seq->seqincrement;
+	ReleaseSysCache(tup);
+	seqname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->arrival_seq)),
+										 get_rel_name(w->arrival_seq));
+	if (cache != 1)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the sequence of arrival column \"%s\" of pipeline \"%s\" caches %lld values",
+						w->def->arrival_column, w->def->name, (long long) cache),
+				 errdetail("With a cache, sessions hand out arrival numbers out of time order, and a row could be taken for a gap for ever."),
+				 errhint("Run ALTER SEQUENCE %s CACHE 1, then windowagg.resume('%s').",
+						 seqname, w->def->name)));
+	}
+
+	/* as the catalog's owner: the pipeline's may read the table, not the sequence */
+	wa_catalog_exec(psprintf("SELECT last_value, is_called FROM %s", seqname),
+					0, NULL, NULL, NULL);
+	last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	called = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	handed_out = called ? last : last - increment;
+	if (handed_out < w->source.hwm)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has read arrival numbers up to " INT64_FORMAT ", beyond its sequence",
+						w->def->name, w->source.hwm),
+				 errdetail("Sequence %s has handed out numbers up to " INT64_FORMAT ": a row was inserted with an explicit arrival number, or the sequence was set back, and the rows it numbers next would be skipped.",
+						   seqname, handed_out),
+				 errhint("Set the sequence past the highest arrival number (setval), then call windowagg.resume('%s').",
+						 w->def->name)));
+	}
+}
+
+/*
+ * The source must still be the table the pipeline was created over: a
+ * table renamed away and another one made under its name would otherwise
+ * be read from the first one's offset.
+ */
+static void
+check_same_source(Worker *w, const WaAggQuery *q)
+{
+	if (w->def->connection == NULL && q->relid != w->def->source)
+	{
+		w->stop_for_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the query of pipeline \"%s\" no longer reads its source table", w->def->name),
+				 errdetail("It names table \"%s\", and the pipeline was created over the table now called \"%s\".",
+						   q->relname, get_rel_name(w->def->source) ? get_rel_name(w->def->source) : "(dropped)"),
+				 errhint("Rename the tables back and call windowagg.resume('%s'), or drop and re-create the pipeline.",
+						 w->def->name)));
+	}
+}
+
+/*
+ * A logical source bypasses what a query would check on each row: its
+ * owner must be able to read the source whole, and use a slot here.
+ */
+static void
+check_logical_source(Worker *w)
+{
+	if (w->def->logical)
+		wa_logical_check_source(w->def->source, w->def->owner,
+								w->def->connection == NULL);
+}
+
+/*
+ * After an ALTER TABLE on the source (or a GRANT, or a change of its
+ * row-level security), the query must still mean what it meant: a dropped
+ * column fails to parse, and a column whose type changed would otherwise
+ * be read as the old type.
+ */
+static void
+recheck_source(Worker *w)
+{
+	WaAggQuery *now;
+	uint8		shape[WA_SHAPE_LEN];
+
+	w->source_changed = false;
+	now = wa_pipeline_query_parse_now(w->def);
+	check_same_source(w, now);
+	wa_agg_query_check_code_owners(now, w->def->owner, w->def->name);
+	check_logical_source(w);
+	wa_pipeline_shape(w->def, now, shape);
+	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the source table of pipeline \"%s\" changed", w->def->name),
+				 errdetail("Its query now reads columns of other types than when the pipeline was created."),
+				 errhint("Restore the table's definition and call windowagg.resume('%s'), or drop and re-create the pipeline.",
+						 w->def->name)));
+}
+
+/*
+ * The current time as an event time, for idle_timeout: a timestamp
+ * without time zone is wall-clock time in the zone the pipeline was
+ * created in.
+ */
+static int64
+event_clock(const Worker *w, TimestampTz now)
+{
+	if (w->query->event_time_type != TIMESTAMPOID)
+		return now;
+	return wa_wall_clock(now, w->clock_zone);
+}
+
+/* ---------- the owner ---------- */
+
+/*
+ * A pipeline belongs to the owner of its result table: DROP ROLE refuses
+ * an owner that still has the table (a dependency PostgreSQL records).
+ * When the table changes hands (REASSIGN OWNED, ALTER TABLE ... OWNER TO),
+ * the pipeline does not follow by itself: its query, and the functions it
+ * calls, were written by the old owner, and would run with the new one's
+ * rights.  The worker stops instead, and the new owner takes the pipeline
+ * over by resuming it (src/commands/pipeline_ddl.c), having read the query.
+ */
+/*
+ * The tables a pipeline writes are the ones it was created with, by OID,
+ * for the whole epoch: locked, so that no one drops them meanwhile.  The
+ * owner of their schema may drop them between epochs (the pipeline's
+ * catalog row is invisible to it, so nothing refuses); the worker then
+ * stops rather than let its statements find another table of the same
+ * name, whose triggers would run as the owner.
+ */
+static void
+lock_pipeline_table(Worker *w, Oid relid, const char *what)
+{
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the %s of pipeline \"%s\" was dropped", what, w->def->name),
+				 errdetail("The pipeline writes only into the tables it was created with."),
+				 errhint("Drop the pipeline with windowagg.drop_pipeline('%s') and create it again.",
+						 w->def->name)));
+}
+
+/* At setup and each epoch: run as the result table's owner, or not at all. */
+static void
+check_owner(Worker *w)
+{
+	Oid			owner;
+
+	lock_pipeline_table(w, w->def->result_table, "result table");
+	lock_pipeline_table(w, w->def->dead_letter_table, "dead-letter table");
+	owner = wa_relation_owner(w->def->result_table);
+	if (owner != w->def->owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
+						w->def->name, GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
+				 errdetail("A pipeline's query runs with its owner's rights; a new owner takes it over explicitly."),
+				 errhint("Role \"%s\" (or a member) takes the pipeline over by calling windowagg.resume('%s'), after reading its query.",
+						 GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?",
+						 w->def->name)));
+}
+
+/* ---------- an epoch ---------- */
+
+static void
+add_stats(WaPipelineStats *to, const WaPipelineStats *delta)
+{
+	to->events_in += delta->events_in;
+	to->events_partial += delta->events_partial;
+	to->dead_letters += delta->dead_letters;
+	to->panes_on_time += delta->panes_on_time;
+	to->panes_late += delta->panes_late;
+	to->epochs += delta->epochs;
+	to->source_updates += delta->source_updates;
+	to->source_deletes += delta->source_deletes;
+}
+
+/* One epoch; returns true if the source had nothing more to read. */
+static bool
+run_epoch(Worker *w)
+{
+	WaPipelineSlot *slot = w->slot;
+	uint64		seq;
+	uint64		flush_request;
+	bool		caught_up;
+	bool		flush = false;
+	bool		changed;
+	int64		hwm_before = w->source.hwm;
+	int			gaps_before = w->source.n_gaps;
+	TimestampTz now;
+	wa_time_state time;
+	EngineStep	step;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	/* one snapshot for the whole epoch */
+	XactIsoLevel = XACT_REPEATABLE_READ;
+	if (!w->def->logical)
+		wa_source_before_snapshot(&w->source);
+	SpinLockAcquire(&slot->mutex);
+	seq = ++slot->snapshot_seq;
+	flush_request = slot->flush_request;
+	SpinLockRelease(&slot->mutex);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "windowagg epoch");
+	MemoryContextSwitchTo(w->epoch_cxt);
+	memset(&w->delta, 0, sizeof(w->delta));
+	if (!OidIsValid(get_extension_oid("windowagg", true)))
+		leave_dropped(w);		/* DROP EXTENSION took the pipeline along */
+	check_owner(w);
+	if (w->source_changed)
+		recheck_source(w);
+
+	if (w->def->logical)
+		caught_up = wa_logical_read(&w->logical, wa_epoch_rows);
+	else
+		caught_up = wa_source_read(&w->source, wa_epoch_rows);
+	ingest_batch(w);			/* the rows read last */
+	if (!w->def->logical)
+		check_arrival_sequence(w);	/* before anything of it commits */
+
+	lock_state(w);
+	MemoryContextSwitchTo(w->epoch_cxt);
+	now = GetCurrentTimestamp();
+	if (caught_up && flush_request != 0 && seq >= flush_request)
+		flush = true;
+	engine_step_begin(&step, w, flush ? "flushing" : "firing");
+	if (w->source.rows_read > 0 || w->source.found != NIL ||
+		w->logical.rows_read > 0)
+		w->last_row_at = now;
+	else if (w->def->has_idle_timeout &&
+			 now - w->last_row_at >= w->def->idle_timeout_us)
+		wa_engine_advance(w->engine, (wa_tick) event_clock(w, now) - w->def->bound);
+	if (flush)
+		wa_engine_flush(w->engine);
+	wa_engine_emit_late(w->engine);
+	wa_sink_collect_checkpoint(&w->sink, w->engine, &time);
+	engine_step_end(&step);
+	w->committed.max_event_time = time.max_ts;
+	if (flush)
+		w->sink.expire_below = PG_INT64_MAX;	/* a flushed engine holds nothing */
+	unlock_state(w);
+
+	changed = flush || w->source.hwm != hwm_before ||
+		w->source.n_gaps != gaps_before || w->source.found != NIL ||
+		w->source.gaps_changed ||
+		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
+		w->sink.ckpt.delta_slices > 0 ||
+		w->sink.expire_below > w->sink.ckpt.expired_below ||
+		(w->def->logical && wa_logical_offset(&w->logical) != w->stored_lsn &&
+		 (w->logical.rows_read > 0 || w->delta.source_updates > 0 ||
+		  w->delta.source_deletes > 0));
+	if (changed)
+	{
+		wa_stats	stats;
+
+		wa_engine_get_stats(w->engine, &stats);
+		w->delta.epochs = 1;
+		wa_sink_write(&w->sink, now);
+		w->delta.panes_on_time = w->sink.n_on_time;
+		w->delta.panes_late = w->sink.n_late;
+		wa_sink_write_checkpoint(&w->sink, (int64) stats.n_slices);
+		write_progress(w, &time);
+	}
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	if (changed)
+		w->source.gaps_changed = false; /* written */
+	pgstat_report_activity(STATE_IDLE, NULL);
+	wa_sink_reset(&w->sink);
+	MemoryContextReset(w->epoch_cxt);
+	MemoryContextReset(w->row_cxt);
+	add_stats(&w->committed, &w->delta);
+	if (w->def->logical)
+	{
+		/* the slot may free what this epoch committed, not more */
+		if (changed)
+			w->stored_lsn = wa_logical_offset(&w->logical);
+		wa_logical_confirm(&w->logical);
+	}
+	publish_progress(w, caught_up, flush, seq);
+	return caught_up;
+}
+
+/* ---------- set-up ---------- */
+
+/* The pipeline no longer exists: give the slot back and leave. */
+static void
+leave_dropped(Worker *w)
+{
+	SpinLockAcquire(&w->slot->mutex);
+	w->slot->drop_requested = true;
+	SpinLockRelease(&w->slot->mutex);
+	wa_wake_launcher();
+	proc_exit(0);
+}
+
+/*
+ * Become the owner the catalog names (never one a trigger or a slot
+ * passed on), if its role and its database run fewer pipelines than the
+ * limits allow.  Inside setup's transaction, which keeps the identity
+ * when it commits.
+ */
+static void
+become_owner(Worker *w)
+{
+	Oid			owner = w->def->owner;
+	int			role_running;
+	int			db_running;
+
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the owner of pipeline \"%s\" no longer exists", w->def->name),
+				 errdetail("Role with OID %u was dropped.", owner),
+				 errhint("Drop and re-create the pipeline.")));
+	if (!wa_slot_admit(w->slot, owner, superuser_arg(owner),
+					   &role_running, &db_running))
+	{
+		bool		role_full = role_running >= wa_max_pipelines_per_role;
+
+		w->waiting_for_room = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 role_full ?
+				 errmsg("role \"%s\" already runs %d pipelines (windowagg.max_pipelines_per_role)",
+						GetUserNameFromId(owner, false), role_running) :
+				 errmsg("database \"%s\" already runs %d pipelines (windowagg.max_pipelines_per_database)",
+						get_database_name(MyDatabaseId), db_running),
+				 errdetail("Pipeline \"%s\" starts once one of them stops, or the limit is raised.",
+						   w->def->name)));
+	}
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+static void
+setup(Worker *w)
+{
+	MemoryContext old;
+	Oid			window_type;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	old = MemoryContextSwitchTo(w->cxt);
+	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
+	/* SPI calls leave SPI's context current: switch back after each */
+	MemoryContextSwitchTo(w->cxt);
+	if (w->def == NULL)
+		leave_dropped(w);		/* its creating (sub)transaction rolled
+								 * back, or it was dropped */
+	check_owner(w);
+	become_owner(w);
+	wa_trust_only_owned_code(w->def->name);
+	pgstat_report_appname(psprintf("windowagg pipeline %s", w->def->name));
+
+	/*
+	 * Parsed as the owner (who must still be able to read the source) and
+	 * under the creator's search_path, which the worker keeps: the row
+	 * query deparsed now runs for the worker's lifetime.
+	 */
+	(void) set_config_option("search_path", w->def->search_path,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
+	w->query = wa_pipeline_query_parse_now(w->def);
+	check_same_source(w, w->query);
+	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
+	wa_window_set_check_limits(&w->def->windows);
+	check_logical_source(w);
+	if (!w->def->logical)
+		w->arrival_seq = arrival_sequence(w);
+	MemoryContextSwitchTo(w->cxt);	/* SPI left its own current */
+	wa_pipeline_shape(w->def, w->query, w->shape);
+	wa_key_codec_init(&w->codec, w->query);
+	window_type = w->query->domain == WA_TIME_INTEGER ? INT8OID :
+		w->query->event_time_type;
+	wa_window_range_init(&w->range, &w->def->windows, window_type);
+	wa_key_fit_init(&w->key_fit, w->query, window_type, w->def->result_table);
+	w->key_too_large = psprintf("the key is too large for the result table's index (%d bytes after compression)",
+								wa_btree_max_item());
+	/* only an idle timeout over timestamp without time zone reads it */
+	if (w->def->has_idle_timeout && w->query->event_time_type == TIMESTAMPOID)
+		w->clock_zone = wa_time_zone(w->def->time_zone, w->def->name);
+	w->n_inputs = wa_agg_query_n_inputs(w->query);
+	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
+	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
+	if (w->def->logical)
+	{
+		wa_logical_init(&w->logical, w->def, w->query, w->cxt, worker_row,
+						worker_change, worker_txn_end, w);
+		/* the slot is told to move on only past results that are durable */
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SET, true, 0, false);
+	}
+	else
+	{
+		wa_source_init(&w->source, w->query, w->cxt, worker_row, w);
+		wa_source_set_epoch_context(&w->source, w->epoch_cxt);
+	}
+	/* the accumulator size is known once an engine exists (restore) */
+	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
+	prepare_progress_plan(w);
+	CacheRegisterRelcacheCallback(source_invalidated, PointerGetDatum(w));
+	MemoryContextSwitchTo(old);
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+static void
+restore_in_transaction(Worker *w)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(w->epoch_cxt);
+	restore(w);
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextReset(w->epoch_cxt);
+	w->last_row_at = GetCurrentTimestamp();
+}
+
+/* ---------- requests, failures and exit ---------- */
+
+static void
+check_requests(Worker *w)
+{
+	WaPipelineSlot *slot = w->slot;
+	bool		ours;
+	bool		wanted;
+
+	SpinLockAcquire(&slot->mutex);
+	ours = slot->in_use && slot->generation == w->generation &&
+		!slot->drop_requested && !slot->held;
+	wanted = slot->wanted;
+	if (ours && !wanted)
+		slot->status = WA_STATUS_PAUSED;
+	SpinLockRelease(&slot->mutex);
+	if (!ours || !wanted)
+		proc_exit(0);
+}
+
+/*
+ * A worker terminated while it holds the state lock (halfway through a
+ * firing) detaches its engine before the exit's clean-up releases the
+ * lock, so that no reader sees it half-modified; worker_exit frees it.
+ * Registered after the connection, so that it runs before that clean-up.
+ */
+static void
+detach_engine_at_exit(int code, Datum arg)
+{
+	WaPipelineSlot *slot = (WaPipelineSlot *) DatumGetPointer(arg);
+
+	if (LWLockHeldByMe(&slot->state_lock))
+	{
+		slot->engine = NULL;
+		slot->engine_dbid = InvalidOid;
+		slot->engine_pipeline_id = 0;
+	}
+}
+
+static void
+worker_exit(int code, Datum arg)
+{
+	WaPipelineSlot *slot = (WaPipelineSlot *) DatumGetPointer(arg);
+
+	if (worker != NULL && worker->generation == slot->generation)
+		discard_engine(slot);
+	if (worker != NULL && worker->def != NULL && worker->def->logical)
+	{
+		bool		dropped;
+
+		SpinLockAcquire(&slot->mutex);
+		dropped = !slot->in_use || slot->generation != worker->generation ||
+			slot->drop_requested;
+		SpinLockRelease(&slot->mutex);
+		if (dropped)
+			wa_logical_drop(&worker->logical);
+		else
+			wa_logical_close(&worker->logical);
+	}
+	SpinLockAcquire(&slot->mutex);
+	if (slot->pid == MyProcPid)
+	{
+		slot->pid = 0;
+		slot->worker_latch = NULL;
+	}
+	SpinLockRelease(&slot->mutex);
+	if (worker != NULL && worker->generation == slot->generation)
+		wa_slot_leave(slot);
+	wa_wake_launcher();
+}
+
+/*
+ * Errors that retrying cannot cure: the source table or the result table
+ * changed or went away, or the owner lost a privilege (SQLSTATE class 42),
+ * or the query no longer passes validation, or its checkpoint is corrupt.
+ * The pipeline stops until a user calls windowagg.resume, instead of
+ * failing again every minute.
+ */
+static bool
+needs_user_action(int sqlerrcode)
+{
+	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION ||
+		sqlerrcode == ERRCODE_FEATURE_NOT_SUPPORTED ||
+		sqlerrcode == ERRCODE_DATA_CORRUPTED;
+}
+
+/*
+ * After an error: report it, roll back, and throw the engine away.
+ * Returns true if the error was the state memory limit.
+ */
+static bool
+recover_from_error(Worker *w)
+{
+	ErrorData  *edata;
+	bool		memory_full;
+	bool		needs_user;
+	bool		dropped;
+
+	MemoryContextSwitchTo(w->cxt);
+	edata = CopyErrorData();
+
+	/*
+	 * The error may have stopped the engine halfway through a change (an
+	 * interrupt taken while firing): detach it before the abort releases
+	 * the state lock, so that no reader of live windows sees it.
+	 */
+	discard_engine(w->slot);
+	w->engine = NULL;
+
+	/*
+	 * A pipeline dropped with its tables while its worker runs makes the
+	 * worker fail on a vanished table or row; it leaves right after, so
+	 * that is no error worth a user's attention.
+	 */
+	SpinLockAcquire(&w->slot->mutex);
+	dropped = !w->slot->in_use || w->slot->generation != w->generation ||
+		w->slot->drop_requested;
+	SpinLockRelease(&w->slot->mutex);
+	if (dropped)
+		ereport(DEBUG1,
+				(errmsg_internal("pipeline dropped while its worker ran: %s",
+								 edata->message)));
+	else
+		EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	w->locked = false;
+	if (w->def != NULL && w->def->logical)
+		wa_logical_close(&w->logical);	/* restore streams from the offset */
+	wa_sink_reset(&w->sink);
+	w->n_batched = 0;			/* restore reads them again */
+	MemoryContextReset(w->epoch_cxt);
+	MemoryContextReset(w->row_cxt);
+
+	memory_full = w->slot->memory_limit_hit;
+	w->slot->memory_limit_hit = false;
+	needs_user = !memory_full && !w->waiting_for_room &&
+		(w->stop_for_user || needs_user_action(edata->sqlerrcode));
+	w->stop_for_user = false;
+	SpinLockAcquire(&w->slot->mutex);
+	/* the same failure again and again is not one that retrying cures */
+	if (!memory_full && !w->waiting_for_room && !w->restoring_from_dump &&
+		!needs_user)
+	{
+		if (strcmp(w->slot->last_failure, edata->message) == 0)
+			w->slot->failure_streak++;
+		else
+			w->slot->failure_streak = 1;
+		strlcpy(w->slot->last_failure, edata->message, sizeof(w->slot->last_failure));
+		needs_user = w->slot->failure_streak >= FAILURES_BEFORE_STOP;
+	}
+	w->slot->status = memory_full ? WA_STATUS_MEMORY_FULL :
+		w->waiting_for_room ? WA_STATUS_WAITING :
+		needs_user ? WA_STATUS_STOPPED : WA_STATUS_FAILED;
+	w->slot->needs_resume = needs_user;
+	strlcpy(w->slot->last_error, edata->message, sizeof(w->slot->last_error));
+	SpinLockRelease(&w->slot->mutex);
+	FreeErrorData(edata);
+	return memory_full;
+}
+
+/* Stopped at the memory limit: wait until it is raised. */
+static void
+wait_for_more_memory(Worker *w)
+{
+	int			limit = wa_max_state_memory_kb;
+
+	while (wa_max_state_memory_kb <= limit)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		check_requests(w);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
+void
+wa_worker_main(Datum arg)
+{
+	int			index = DatumGetInt32(arg);
+	WaPipelineSlot *slot = &wa_shared->slots[index];
+	Oid			dbid;
+	uint32		generation;
+	Worker	   *w;
+
+	memcpy(&dbid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&generation, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(uint32));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&slot->mutex);
+	if (!slot->in_use || slot->generation != generation || slot->pid != 0)
+	{
+		SpinLockRelease(&slot->mutex);
+		proc_exit(0);
+	}
+	slot->pid = MyProcPid;
+	slot->worker_latch = MyLatch;
+	slot->status = WA_STATUS_STARTING;
+	SpinLockRelease(&slot->mutex);
+
+	w = MemoryContextAllocZero(TopMemoryContext, sizeof(Worker));
+	w->slot = slot;
+	w->generation = generation;
+	w->cxt = AllocSetContextCreate(TopMemoryContext, "windowagg worker",
+								   ALLOCSET_DEFAULT_SIZES);
+	/* an epoch's buffers are kept between epochs, not given back and faulted in */
+	w->epoch_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg epoch",
+										 0, 8 * 1024 * 1024, 8 * 1024 * 1024);
+	w->row_cxt = AllocSetContextCreate(TopMemoryContext, "windowagg row",
+									   ALLOCSET_SMALL_SIZES);
+	worker = w;
+	/* registered before the connection, so it runs after its clean-up */
+	before_shmem_exit(worker_exit, PointerGetDatum(slot));
+
+	/*
+	 * Connect as the bootstrap superuser (a role that may not log in can
+	 * still own a pipeline), but never act with its rights: from here on
+	 * the worker is in a security-restricted operation, and setup becomes
+	 * the owner before anything of the owner's runs.  Transactions that
+	 * abort restore the identity they started with, and only catalog
+	 * statements (catalog.c) switch away from it.
+	 */
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	before_shmem_exit(detach_engine_at_exit, PointerGetDatum(slot));
+	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+
+	for (;;)
+	{
+		bool		failed = false;
+
+		PG_TRY();
+		{
+			if (w->def == NULL)
+				setup(w);
+			restore_in_transaction(w);
+			for (;;)
+			{
+				bool		caught_up;
+
+				check_requests(w);
+				/* also while catching up with a backlog, which may be long */
+				if (ConfigReloadPending)
+				{
+					ConfigReloadPending = false;
+					ProcessConfigFile(PGC_SIGHUP);
+				}
+				caught_up = run_epoch(w);
+				if (!caught_up && !(!w->def->logical && w->source.gaps_full))
+					continue;	/* a backlog: no waiting */
+				if (w->def->logical)
+					wa_logical_wait(&w->logical, wa_epoch_ms);
+				else
+				{
+					(void) WaitLatch(MyLatch,
+									 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									 wa_epoch_ms, PG_WAIT_EXTENSION);
+					ResetLatch(MyLatch);
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+		PG_CATCH();
+		{
+			failed = true;
+		}
+		PG_END_TRY();
+
+		if (failed && recover_from_error(w))
+			wait_for_more_memory(w);
+		else if (failed)
+			proc_exit(1);
+	}
+}

@@ -1,0 +1,696 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_query.c
+ *	  Parse, validate and rewrite a user's aggregate query.
+ *
+ * Users describe what to compute as an ordinary aggregate query:
+ *
+ *	  SELECT device_id, min(temp) AS min_temp, count(*) AS n
+ *	  FROM readings WHERE ok GROUP BY device_id
+ *
+ * windowagg analyzes it with PostgreSQL's own parser (so names resolve,
+ * types are known and privileges are checked as for any query), rejects
+ * what a slice store cannot maintain, and deparses a row query that yields
+ * per source row the grouping keys, the event time and each aggregate's
+ * input.  Only mergeable built-in aggregates over types whose values map
+ * to int64 or float8 are accepted; everything else gets an error that says
+ * what to do instead.
+ *
+ * src/query/agg_query.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "query/query.h"
+
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "common/cryptohash.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+/* Output column names that windowagg adds next to the user's. */
+static const char *const reserved_names[] = {
+	"window_start", "window_end", "pane", "revision", "updated_at", NULL
+};
+
+/*
+ * Reject an unsupported query shape.  A macro, so that each message stays
+ * one literal string (translatable, greppable).
+ */
+#define REJECT_QUERY(msg, hint) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(msg), \
+			 (hint) ? errhint("%s", (const char *) (hint)) : 0))
+
+static bool
+is_integer_type(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID;
+}
+
+static bool
+is_float_type(Oid t)
+{
+	return t == FLOAT4OID || t == FLOAT8OID;
+}
+
+/* Types whose values are int64-comparable: min/max map to the int kernels. */
+static bool
+is_ordered_integer_like(Oid t)
+{
+	return is_integer_type(t) || t == DATEOID || t == TIMESTAMPOID ||
+		t == TIMESTAMPTZOID || t == TIMEOID;
+}
+
+/*
+ * Map a built-in aggregate over an input type to an engine kernel and the
+ * result type PostgreSQL itself gives it, so that results line up with
+ * plain GROUP BY.
+ */
+static void
+map_aggregate(Aggref *aggref, WaAggColumn *col)
+{
+	char	   *name = get_func_name(aggref->aggfnoid);
+	Oid			in;
+
+	col->sql_name = name;
+	if (get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s is not supported", name),
+				 errhint("Supported aggregates are count, sum, avg, min, max, variance, var_samp, var_pop, stddev, stddev_samp and stddev_pop.")));
+	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with DISTINCT or ORDER BY is not supported", name),
+				 errdetail("Such aggregates cannot be merged from slices.")));
+	if (aggref->aggfilter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with FILTER is not supported", name),
+				 errhint("Move the condition into the WHERE clause or into the aggregate's argument with CASE.")));
+	if (aggref->aggkind != AGGKIND_NORMAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ordered-set and hypothetical-set aggregates are not supported")));
+
+	col->result_type = aggref->aggtype;
+	if (aggref->aggstar)
+	{
+		col->kind = WA_AGG_COUNT_STAR;
+		col->input_type = InvalidOid;
+		return;
+	}
+	if (list_length(aggref->args) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with %d arguments is not supported",
+						name, list_length(aggref->args))));
+	in = exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr);
+	col->input_type = in;
+
+	if (strcmp(name, "count") == 0)
+		col->kind = WA_AGG_COUNT;
+	else if (strcmp(name, "sum") == 0 && is_integer_type(in))
+		col->kind = WA_AGG_SUM_INT;
+	else if (strcmp(name, "sum") == 0 && is_float_type(in))
+		col->kind = WA_AGG_SUM_FLOAT;
+	else if (strcmp(name, "avg") == 0 && is_integer_type(in))
+		col->kind = WA_AGG_AVG_INT;
+	else if (strcmp(name, "avg") == 0 && is_float_type(in))
+		col->kind = WA_AGG_AVG_FLOAT;
+	else if (strcmp(name, "min") == 0 && is_ordered_integer_like(in))
+		col->kind = WA_AGG_MIN_INT;
+	else if (strcmp(name, "max") == 0 && is_ordered_integer_like(in))
+		col->kind = WA_AGG_MAX_INT;
+	else if (strcmp(name, "min") == 0 && is_float_type(in))
+		col->kind = WA_AGG_MIN_FLOAT;
+	else if (strcmp(name, "max") == 0 && is_float_type(in))
+		col->kind = WA_AGG_MAX_FLOAT;
+	else if ((strcmp(name, "var_samp") == 0 || strcmp(name, "variance") == 0) &&
+			 is_float_type(in))
+		col->kind = WA_AGG_VAR_SAMP;
+	else if (strcmp(name, "var_pop") == 0 && is_float_type(in))
+		col->kind = WA_AGG_VAR_POP;
+	else if ((strcmp(name, "stddev_samp") == 0 || strcmp(name, "stddev") == 0) &&
+			 is_float_type(in))
+		col->kind = WA_AGG_STDDEV_SAMP;
+	else if (strcmp(name, "stddev_pop") == 0 && is_float_type(in))
+		col->kind = WA_AGG_STDDEV_POP;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s(%s) is not supported", name,
+						format_type_be(in)),
+				 errdetail("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types."),
+				 errhint("Cast the argument, for example %s(x::float8).", name)));
+}
+
+/*
+ * Keys are compared as bytes, which is only right when the type's equality
+ * is bitwise ("equalimage" in btree terms: true for integers, text under a
+ * deterministic collation, uuid, dates..., false for numeric or float).
+ */
+static void
+check_key_type(const WaKeyColumn *key)
+{
+	Oid			opclass = GetDefaultOpClass(key->typid, BTREE_AM_OID);
+	Oid			opcintype;
+	Oid			proc;
+
+	/*
+	 * character(n) says its equality is bitwise, which holds only for values
+	 * padded to one length: 'a' and 'a ' are one group to GROUP BY.
+	 */
+	if (getBaseType(key->typid) == BPCHAROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("GROUP BY key \"%s\" of type %s cannot be used as a window key",
+						key->name, format_type_be(key->typid)),
+				 errdetail("Equal values of type character can differ in their trailing spaces."),
+				 errhint("Cast the key to text, which drops the trailing spaces as GROUP BY ignores them.")));
+
+	if (OidIsValid(opclass))
+	{
+		opcintype = get_opclass_input_type(opclass);
+		proc = get_opfamily_proc(get_opclass_family(opclass), opcintype,
+								 opcintype, BTEQUALIMAGE_PROC);
+		if (OidIsValid(proc) &&
+			DatumGetBool(OidFunctionCall1Coll(proc, key->collation,
+											  ObjectIdGetDatum(opcintype))))
+			return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("GROUP BY key \"%s\" of type %s cannot be used as a window key",
+					key->name, format_type_be(key->typid)),
+			 errdetail("Keys are compared bitwise, and equal values of this type can differ in their bits."),
+			 errhint("Cast the key to text or to an integer type.")));
+}
+
+static void
+check_output_name(const char *name)
+{
+	for (int i = 0; reserved_names[i] != NULL; i++)
+		if (strcmp(name, reserved_names[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("query output column name \"%s\" is reserved", name),
+					 errhint("Give the column another alias.")));
+}
+
+static void
+check_query_shape(Query *q)
+{
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		REJECT_QUERY("query must be a SELECT", NULL);
+	if (q->setOperations != NULL)
+		REJECT_QUERY("query must not use UNION, INTERSECT or EXCEPT", NULL);
+	if (q->cteList != NIL)
+		REJECT_QUERY("query must not use WITH", "Put the WITH query in a view and aggregate the view.");
+	if (q->hasWindowFuncs)
+		REJECT_QUERY("query must not use window functions", NULL);
+	if (q->hasTargetSRFs)
+		REJECT_QUERY("query must not use set-returning functions in the select list", NULL);
+	if (q->distinctClause != NIL)
+		REJECT_QUERY("query must not use DISTINCT", NULL);
+	if (q->sortClause != NIL)
+		REJECT_QUERY("query must not use ORDER BY",
+			   "Rows are processed in arrival order; give arrival_order to choose it.");
+	if (q->limitCount != NULL || q->limitOffset != NULL)
+		REJECT_QUERY("query must not use LIMIT or OFFSET", NULL);
+	if (q->havingQual != NULL)
+		REJECT_QUERY("query must not use HAVING", "Filter the result rows when you read them.");
+	if (q->groupingSets != NIL)
+		REJECT_QUERY("query must not use GROUPING SETS, ROLLUP or CUBE", NULL);
+	if (q->rowMarks != NIL)
+		REJECT_QUERY("query must not use FOR UPDATE or FOR SHARE", NULL);
+	if (list_length(q->jointree->fromlist) != 1 ||
+		!IsA(linitial(q->jointree->fromlist), RangeTblRef) ||
+		list_length(q->rtable) != 1 ||
+		rt_fetch(1, q->rtable)->rtekind != RTE_RELATION)
+		REJECT_QUERY("query must read exactly one table or view",
+			   "Join in a view and aggregate the view.");
+}
+
+static void
+resolve_event_time(WaAggQuery *result, const char *event_time,
+				   Var **event_var)
+{
+	AttrNumber	attnum;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+
+	if (event_time == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event_time must not be null"),
+				 errhint("Name the column that holds each event's time.")));
+	attnum = get_attnum(result->relid, event_time);
+	if (attnum == InvalidAttrNumber || attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("event_time column \"%s\" does not exist in \"%s\"",
+						event_time, result->relname)));
+	get_atttypetypmodcoll(result->relid, attnum, &typid, &typmod, &collid);
+	if (typid == TIMESTAMPTZOID || typid == TIMESTAMPOID)
+		result->domain = WA_TIME_TIMESTAMP;
+	else if (is_integer_type(typid))
+		result->domain = WA_TIME_INTEGER;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("event_time column \"%s\" has type %s", event_time,
+						format_type_be(typid)),
+				 errdetail("Event times must be timestamptz, timestamp, smallint, integer or bigint.")));
+	result->event_time_name = pstrdup(event_time);
+	result->event_time_type = typid;
+	*event_var = makeVar(1, attnum, typid, typmod, collid, 0);
+}
+
+/* Is the key a plain column that NOT NULL guards (on a real table)? */
+static bool
+key_is_not_null_column(WaAggQuery *result, Expr *expr)
+{
+	Relation	rel;
+	Var		   *var;
+	bool		notnull;
+
+	if (!IsA(expr, Var) || ((Var *) expr)->varattno <= 0)
+		return false;
+	var = (Var *) expr;
+	rel = relation_open(result->relid, AccessShareLock);
+	/* NOT NULL is only enforced on tables of our own (not foreign ones) */
+	notnull = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attnotnull &&
+		(rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW ||
+		 rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE);
+	relation_close(rel, AccessShareLock);
+	return notnull;
+}
+
+/*
+ * Can the single key travel as an int64?  smallint and integer keys always
+ * can (NULL maps to a value outside their range); bigint keys only when
+ * the column is NOT NULL, since every int64 is then a possible value.
+ */
+static bool
+key_is_plain_integer(WaAggQuery *result)
+{
+	if (result->n_keys != 1 || !is_integer_type(result->keys[0].typid))
+		return false;
+	return result->keys[0].typid != INT8OID || result->keys[0].notnull;
+}
+
+static TargetEntry *
+row_column(Expr *expr, int *resno)
+{
+	char		name[32];
+
+	/* a name no arrival_order column can mean: ORDER BY prefers aliases */
+	snprintf(name, sizeof(name), "windowagg column %d", *resno);
+	return makeTargetEntry(expr, (AttrNumber) (*resno)++, pstrdup(name), false);
+}
+
+/*
+ * Errors raised while parsing the user's query point into the query text,
+ * not into the statement that called windowagg: report the position as an
+ * internal query position, as PostgreSQL does for SQL function bodies.
+ */
+static void
+query_error_callback(void *arg)
+{
+	const char *query = arg;
+	int			pos = geterrposition();
+
+	if (pos > 0)
+	{
+		errposition(0);
+		internalerrposition(pos);
+		internalerrquery(query);
+	}
+	errcontext("parsing the query given to windowagg");
+}
+
+/*
+ * A pipeline reads every new row of its source, including the rows its
+ * WHERE clause rejects: their arrival numbers tell it which numbers are
+ * taken, so that a number it has not seen is known to be a gap.  The
+ * condition becomes a boolean column ("counts"), and the arrival column is
+ * returned after it.
+ */
+static void
+add_arrival_columns(WaAggQuery *result, Query *q, const char *arrival_column,
+					List **row_tlist, int *resno)
+{
+	AttrNumber	attnum = get_attnum(result->relid, arrival_column);
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+	Expr	   *counts;
+
+	if (attnum == InvalidAttrNumber || attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("arrival column \"%s\" does not exist in \"%s\"",
+						arrival_column, result->relname)));
+	get_atttypetypmodcoll(result->relid, attnum, &typid, &typmod, &collid);
+	if (!is_integer_type(typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("arrival column \"%s\" has type %s", arrival_column,
+						format_type_be(typid)),
+				 errdetail("The arrival column must be an integer identity or serial column.")));
+	result->arrival_column = pstrdup(arrival_column);
+	result->arrival_attnum = attnum;
+	*row_tlist = lappend(*row_tlist,
+						 row_column((Expr *) makeVar(1, attnum, typid, typmod, collid, 0),
+									resno));
+	if (q->jointree->quals != NULL)
+	{
+		BooleanTest *test = makeNode(BooleanTest);
+
+		test->arg = (Expr *) q->jointree->quals;
+		test->booltesttype = IS_TRUE;
+		test->location = -1;
+		counts = (Expr *) test;
+		q->jointree->quals = NULL;
+	}
+	else
+		counts = (Expr *) makeBoolConst(true, false);
+	*row_tlist = lappend(*row_tlist, row_column(counts, resno));
+}
+
+/*
+ * The one table a query reads, as written in its FROM clause, or NULL if
+ * the FROM clause is not one plain table name.
+ */
+static RangeVar *
+raw_source(RawStmt *raw)
+{
+	SelectStmt *stmt = (SelectStmt *) raw->stmt;
+
+	if (!IsA(stmt, SelectStmt) || list_length(stmt->fromClause) != 1 ||
+		!IsA(linitial(stmt->fromClause), RangeVar))
+		return NULL;
+	return linitial(stmt->fromClause);
+}
+
+static WaAggQuery *parse_query(const char *query, const char *event_time,
+							   const char *arrival_order,
+							   const char *arrival_column,
+							   const RangeVar *source_as);
+
+WaAggQuery *
+wa_agg_query_parse(const char *query, const char *event_time,
+				   const char *arrival_order, const char *arrival_column)
+{
+	return parse_query(query, event_time, arrival_order, arrival_column, NULL);
+}
+
+/*
+ * Parse a query whose table lives on another server: the table it names is
+ * read as source_as, a local table of the same columns (the stand-in).  Its
+ * name keeps working as a qualifier in the query.
+ */
+WaAggQuery *
+wa_agg_query_parse_as(const char *query, const char *event_time,
+					  const RangeVar *source_as)
+{
+	return parse_query(query, event_time, NULL, NULL, source_as);
+}
+
+RangeVar *
+wa_agg_query_source_name(const char *query)
+{
+	List	   *raw = pg_parse_query(query);
+	RangeVar   *rv = list_length(raw) == 1 ? raw_source(linitial(raw)) : NULL;
+
+	if (rv == NULL)
+		REJECT_QUERY("query must read exactly one table",
+					 "Join or combine the rows before they reach the pipeline.");
+	return rv;
+}
+
+static WaAggQuery *
+parse_query(const char *query, const char *event_time,
+			const char *arrival_order, const char *arrival_column,
+			const RangeVar *source_as)
+{
+	ErrorContextCallback errcallback;
+	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
+	List	   *raw;
+	Query	   *q;
+	ListCell   *lc;
+	List	   *key_exprs = NIL;
+	List	   *agg_inputs = NIL;
+	List	   *row_tlist = NIL;
+	Var		   *event_var;
+	int			resno = 1;
+	int			n_targets;
+	StringInfoData sql;
+
+	if (query == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query must not be null")));
+	errcallback.callback = query_error_callback;
+	errcallback.arg = (void *) query;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	raw = pg_parse_query(query);
+	if (list_length(raw) != 1 ||
+		!IsA(((RawStmt *) linitial(raw))->stmt, SelectStmt))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("query must be a single SELECT statement")));
+	if (source_as != NULL && raw_source(linitial(raw)) != NULL)
+	{
+		RangeVar   *written = raw_source(linitial(raw));
+		RangeVar   *stand_in = copyObject((RangeVar *) source_as);
+
+		stand_in->alias = written->alias != NULL ? written->alias :
+			makeAlias(written->relname, NIL);
+		stand_in->location = written->location;
+		linitial(((SelectStmt *) ((RawStmt *) linitial(raw))->stmt)->fromClause) = stand_in;
+	}
+	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
+	error_context_stack = errcallback.previous;
+	/* privileges are otherwise checked only when a query runs */
+	ExecCheckRTPerms(q->rtable, true);
+	check_query_shape(q);
+
+	result->relid = rt_fetch(1, q->rtable)->relid;
+	result->relname = get_rel_name(result->relid);
+	resolve_event_time(result, event_time, &event_var);
+
+	n_targets = list_length(q->targetList);
+	result->keys = palloc0(sizeof(WaKeyColumn) * n_targets);
+	result->aggs = palloc0(sizeof(WaAggColumn) * n_targets);
+
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		char	   *name = tle->resname ? tle->resname : "?column?";
+
+		if (tle->resjunk)
+		{
+			if (tle->ressortgroupref != 0 &&
+				get_sortgroupref_clause_noerr(tle->ressortgroupref,
+											  q->groupClause) != NULL)
+				REJECT_QUERY("query must list every GROUP BY expression in its select list",
+					   "The keys identify result rows, so they must be output.");
+			continue;
+		}
+		check_output_name(name);
+		if (tle->ressortgroupref != 0 &&
+			get_sortgroupref_clause_noerr(tle->ressortgroupref,
+										  q->groupClause) != NULL)
+		{
+			WaKeyColumn *key = &result->keys[result->n_keys++];
+
+			key->name = pstrdup(name);
+			key->typid = exprType((Node *) tle->expr);
+			key->typmod = exprTypmod((Node *) tle->expr);
+			key->collation = exprCollation((Node *) tle->expr);
+			key->notnull = key_is_not_null_column(result, tle->expr);
+			get_typlenbyval(key->typid, &key->typlen, &key->typbyval);
+			check_key_type(key);
+			key_exprs = lappend(key_exprs, tle->expr);
+		}
+		else if (IsA(tle->expr, Aggref))
+		{
+			Aggref	   *aggref = (Aggref *) tle->expr;
+			WaAggColumn *col = &result->aggs[result->n_aggs++];
+
+			col->name = pstrdup(name);
+			map_aggregate(aggref, col);
+			col->input = -1;
+			if (!aggref->aggstar)
+			{
+				Expr	   *arg = ((TargetEntry *) linitial(aggref->args))->expr;
+				ListCell   *prev;
+
+				/* min(x), max(x), avg(x) read x once */
+				foreach(prev, agg_inputs)
+					if (equal(lfirst(prev), arg))
+						col->input = foreach_current_index(prev);
+				if (col->input < 0)
+				{
+					col->input = list_length(agg_inputs);
+					agg_inputs = lappend(agg_inputs, arg);
+				}
+			}
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("select list item \"%s\" must be a GROUP BY key or a single aggregate call",
+							name),
+					 errhint("Compute expressions over aggregates when you read the results.")));
+	}
+	if (list_length(q->groupClause) != result->n_keys)
+		REJECT_QUERY("query must list every GROUP BY expression in its select list exactly once",
+			   "The keys identify result rows, so they must be output.");
+	result->int_key = key_is_plain_integer(result);
+
+	/* the row query: keys, event time, aggregate inputs */
+	foreach(lc, key_exprs)
+		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	row_tlist = lappend(row_tlist, row_column((Expr *) event_var, &resno));
+	result->n_inputs = list_length(agg_inputs);
+	result->input_types = palloc0(sizeof(Oid) * (result->n_inputs + 1));
+	foreach(lc, agg_inputs)
+	{
+		result->input_types[foreach_current_index(lc)] = exprType(lfirst(lc));
+		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+	}
+	if (arrival_column != NULL)
+		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);
+	foreach(lc, row_tlist)
+		result->row_exprs = lappend(result->row_exprs,
+									((TargetEntry *) lfirst(lc))->expr);
+	result->row_qual = (Expr *) q->jointree->quals;
+	q->targetList = row_tlist;
+	q->groupClause = NIL;
+	q->hasAggs = false;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, pg_get_querydef(q, false));
+	if (arrival_order != NULL)
+	{
+		List	   *check;
+		SelectStmt *stmt;
+
+		appendStringInfo(&sql, " ORDER BY %s", arrival_order);
+
+		/*
+		 * arrival_order must be an ORDER BY list and nothing more: no second
+		 * statement, no LIMIT/OFFSET/FETCH, no locking clause.  Syntax
+		 * errors point into the row query, shown with the error.
+		 */
+		errcallback.callback = query_error_callback;
+		errcallback.arg = (void *) sql.data;
+		errcallback.previous = error_context_stack;
+		error_context_stack = &errcallback;
+		check = pg_parse_query(sql.data);
+		error_context_stack = errcallback.previous;
+		stmt = list_length(check) == 1 &&
+			IsA(((RawStmt *) linitial(check))->stmt, SelectStmt) ?
+			(SelectStmt *) ((RawStmt *) linitial(check))->stmt : NULL;
+		if (stmt == NULL || stmt->limitCount != NULL ||
+			stmt->limitOffset != NULL || stmt->lockingClause != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("arrival_order must be a list of ORDER BY expressions"),
+					 errhint("For example 'id' or 'received_at, id'.")));
+	}
+	result->row_query = sql.data;
+	return result;
+}
+
+void
+wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
+{
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		out[i].kind = q->aggs[i].kind;
+		out[i].input = Max(q->aggs[i].input, 0);
+	}
+}
+
+/* Feed a value's bytes to the digest. */
+#define SHAPE_ADD(ctx, value) \
+	(void) pg_cryptohash_update((ctx), (const uint8 *) &(value), sizeof(value))
+
+void
+wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
+				   int64 bound, int64 lateness, uint8 *shape)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	int32		len = (int32) strlen(q->row_query);
+
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0)
+		elog(ERROR, "could not compute the shape of a windowagg query");
+	SHAPE_ADD(ctx, len);
+	(void) pg_cryptohash_update(ctx, (const uint8 *) q->row_query, len);
+	SHAPE_ADD(ctx, q->event_time_type);
+	SHAPE_ADD(ctx, q->int_key);
+	SHAPE_ADD(ctx, q->n_keys);
+	for (int i = 0; i < q->n_keys; i++)
+	{
+		SHAPE_ADD(ctx, q->keys[i].typid);
+		SHAPE_ADD(ctx, q->keys[i].typmod);
+		SHAPE_ADD(ctx, q->keys[i].collation);
+		SHAPE_ADD(ctx, q->keys[i].typlen);
+		SHAPE_ADD(ctx, q->keys[i].typbyval);
+	}
+	SHAPE_ADD(ctx, q->n_inputs);
+	for (int i = 0; i < q->n_inputs; i++)
+		SHAPE_ADD(ctx, q->input_types[i]);
+	SHAPE_ADD(ctx, q->n_aggs);
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		SHAPE_ADD(ctx, q->aggs[i].kind);
+		SHAPE_ADD(ctx, q->aggs[i].input);
+		SHAPE_ADD(ctx, q->aggs[i].input_type);
+		SHAPE_ADD(ctx, q->aggs[i].result_type);
+	}
+	SHAPE_ADD(ctx, windows->n_windows);
+	for (int i = 0; i < windows->n_windows; i++)
+	{
+		SHAPE_ADD(ctx, windows->windows[i].size);
+		SHAPE_ADD(ctx, windows->windows[i].slide);
+		SHAPE_ADD(ctx, windows->windows[i].origin);
+	}
+	SHAPE_ADD(ctx, bound);
+	SHAPE_ADD(ctx, lateness);
+	if (pg_cryptohash_final(ctx, shape, WA_SHAPE_LEN) < 0)
+		elog(ERROR, "could not compute the shape of a windowagg query");
+	pg_cryptohash_free(ctx);
+}
+
+/* How many aggregate inputs row_query returns (count(*) reads none). */
+int
+wa_agg_query_n_inputs(const WaAggQuery *q)
+{
+	return q->n_inputs;
+}

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_result.c
+ *	  SQL values into aggregate inputs, and engine results into SQL values.
+ *
+ * Result types are the ones PostgreSQL's own aggregates return (sum(int8)
+ * is numeric, avg(int4) is numeric, sum(float4) is real...), and avg over
+ * integers is computed as numeric sum / count exactly as PostgreSQL does,
+ * so a windowagg result compares equal to plain GROUP BY.
+ *
+ * src/query/agg_result.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "query/query.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/numeric.h"
+
+void
+wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out)
+{
+	out->isnull = isnull;
+	if (isnull)
+		return;
+	switch (typid)
+	{
+		case INT2OID:
+			out->i = DatumGetInt16(d);
+			break;
+		case INT4OID:
+		case DATEOID:
+			out->i = DatumGetInt32(d);
+			break;
+		case INT8OID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			out->i = DatumGetInt64(d);
+			break;
+		case FLOAT4OID:
+			out->f = DatumGetFloat4(d);
+			break;
+		case FLOAT8OID:
+			out->f = DatumGetFloat8(d);
+			break;
+		default:
+			/* count(x) of another type only needs to know about NULL */
+			break;
+	}
+}
+
+/* An exact 128-bit integer as a numeric. */
+Datum
+wa_int128_to_numeric(wa_int128 value)
+{
+	char		buf[48];
+	char	   *p = buf + sizeof(buf) - 1;
+	bool		negative = value < 0;
+	unsigned __int128 mag;
+
+	mag = negative ? (unsigned __int128) 0 - (unsigned __int128) value :
+		(unsigned __int128) value;
+	*p = '\0';
+	do
+	{
+		*--p = (char) ('0' + (int) (mag % 10));
+		mag /= 10;
+	} while (mag != 0);
+	if (negative)
+		*--p = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+Datum
+wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
+{
+	*isnull = r->isnull;
+	if (r->isnull)
+		return (Datum) 0;
+
+	switch (col->kind)
+	{
+		case WA_AGG_COUNT_STAR:
+		case WA_AGG_COUNT:
+			return Int64GetDatum(r->count);
+		case WA_AGG_SUM_INT:
+			if (col->result_type == NUMERICOID)
+				return wa_int128_to_numeric(r->sum);
+			if (r->sum < PG_INT64_MIN || r->sum > PG_INT64_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range in sum of \"%s\"", col->name)));
+			return Int64GetDatum((int64) r->sum);
+		case WA_AGG_AVG_INT:
+			return DirectFunctionCall2(numeric_div, wa_int128_to_numeric(r->sum),
+									   wa_int128_to_numeric(r->count));
+		case WA_AGG_MIN_INT:
+		case WA_AGG_MAX_INT:
+			switch (col->result_type)
+			{
+				case INT2OID:
+					return Int16GetDatum((int16) r->i);
+				case INT4OID:
+				case DATEOID:
+					return Int32GetDatum((int32) r->i);
+				default:
+					return Int64GetDatum(r->i);
+			}
+		case WA_AGG_SUM_FLOAT:
+		case WA_AGG_MIN_FLOAT:
+		case WA_AGG_MAX_FLOAT:
+			if (col->result_type == FLOAT4OID)
+				return Float4GetDatum((float4) r->f);
+			return Float8GetDatum(r->f);
+		case WA_AGG_AVG_FLOAT:
+		case WA_AGG_VAR_SAMP:
+		case WA_AGG_VAR_POP:
+		case WA_AGG_STDDEV_SAMP:
+		case WA_AGG_STDDEV_POP:
+			return Float8GetDatum(r->f);
+	}
+	elog(ERROR, "unexpected aggregate kind %d", (int) col->kind);
+	return (Datum) 0;
+}
+
+/*
+ * The aggregate inputs of a row of the row query (keys, event time, then
+ * each distinct aggregate input once) as engine values.
+ */
+void
+wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
+{
+	for (int j = 0; j < q->n_inputs; j++)
+	{
+		int			attno = q->n_keys + 1 + j;
+
+		wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
+						  slot->tts_isnull[attno], &inputs[j]);
+	}
+}

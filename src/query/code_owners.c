@@ -1,0 +1,269 @@
+/*-------------------------------------------------------------------------
+ *
+ * code_owners.c
+ *	  Whose code a pipeline's query runs.
+ *
+ * A pipeline's worker runs its query for as long as the pipeline lives,
+ * with its owner's rights and without the owner watching.  Every function
+ * the query calls (directly, through an operator or a cast, or through
+ * the check constraints of a domain it casts to) can be replaced at any
+ * time by the role that owns it, with CREATE OR REPLACE or ALTER DOMAIN.
+ * A function owned by another role would therefore let that role run code
+ * as the pipeline's owner, in a background process, whenever it likes:
+ * rights borrowed without a call by the owner.  So a pipeline runs only
+ * code that its owner or a superuser owns.
+ *
+ * The rule is checked on every parse that a worker will run: when the
+ * pipeline is created, when a new owner takes it over (its old owner
+ * keeps the functions it wrote), and each time a worker parses the query
+ * again under its stored search_path (where another role may since have
+ * created a function that now matches better).  The batch functions run
+ * as their caller, while the caller waits, and are not restricted.
+ *
+ * A worker also keeps prepared statements, which PostgreSQL analyses again
+ * by name when an invalidation (a dropped function, any CREATE OPERATOR,
+ * a renamed schema) reaches them: the query's own parse is then no longer
+ * what runs.  So in a worker, every analysis of every statement passes
+ * the same check (wa_trust_only_owned_code), with the role it runs as at
+ * that moment: a function, domain or view of another role makes the
+ * statement fail before it runs, and the pipeline stops.
+ *
+ * src/query/code_owners.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "query/query.h"
+
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+typedef enum CodeKind
+{
+	CODE_FUNCTION,
+	CODE_DOMAIN,
+	CODE_VIEW
+} CodeKind;
+
+typedef struct CodeOwnerWalk
+{
+	Oid			owner;			/* the role the code would run as */
+	Oid			offender;		/* a function, domain or view of another
+								 * role */
+	Oid			offender_owner;
+	CodeKind	offender_kind;
+} CodeOwnerWalk;
+
+/* May code owned by code_owner run as owner without either watching? */
+static bool
+trusted_code_owner(Oid code_owner, Oid owner)
+{
+	return code_owner == owner || superuser_arg(code_owner);
+}
+
+static bool
+function_untrusted(Oid funcid, void *context)
+{
+	CodeOwnerWalk *walk = (CodeOwnerWalk *) context;
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Oid			proowner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u", funcid);
+	proowner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+	ReleaseSysCache(tup);
+	if (trusted_code_owner(proowner, walk->owner))
+		return false;
+	walk->offender = funcid;
+	walk->offender_owner = proowner;
+	walk->offender_kind = CODE_FUNCTION;
+	return true;
+}
+
+/* A domain and the domains it is based on: their owners add constraints. */
+static bool
+domain_untrusted(Oid typid, CodeOwnerWalk *walk)
+{
+	while (get_typtype(typid) == TYPTYPE_DOMAIN)
+	{
+		HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+		Form_pg_type typ;
+		Oid			typowner;
+		Oid			base;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for type %u", typid);
+		typ = (Form_pg_type) GETSTRUCT(tup);
+		typowner = typ->typowner;
+		base = typ->typbasetype;
+		ReleaseSysCache(tup);
+		if (!trusted_code_owner(typowner, walk->owner))
+		{
+			walk->offender = typid;
+			walk->offender_owner = typowner;
+			walk->offender_kind = CODE_DOMAIN;
+			return true;
+		}
+		typid = base;
+	}
+	return false;
+}
+
+/* An aggregate runs its transition, combine and final functions too. */
+static bool
+aggregate_untrusted(Oid aggfnoid, CodeOwnerWalk *walk)
+{
+	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	Form_pg_aggregate agg;
+	Oid			support[3];
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
+	agg = (Form_pg_aggregate) GETSTRUCT(tup);
+	support[0] = agg->aggtransfn;
+	support[1] = agg->aggfinalfn;
+	support[2] = agg->aggcombinefn;
+	ReleaseSysCache(tup);
+	for (int i = 0; i < (int) lengthof(support); i++)
+		if (OidIsValid(support[i]) && function_untrusted(support[i], walk))
+			return true;
+	return false;
+}
+
+/* A view's definition runs with the rights of whoever reads it. */
+static bool
+view_untrusted(Oid relid, CodeOwnerWalk *walk)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class rel;
+	bool		untrusted;
+
+	if (!HeapTupleIsValid(tup))
+		return false;			/* the executor reports a dropped relation */
+	rel = (Form_pg_class) GETSTRUCT(tup);
+	untrusted = rel->relkind == RELKIND_VIEW &&
+		!trusted_code_owner(rel->relowner, walk->owner);
+	if (untrusted)
+	{
+		walk->offender = relid;
+		walk->offender_owner = rel->relowner;
+		walk->offender_kind = CODE_VIEW;
+	}
+	ReleaseSysCache(tup);
+	return untrusted;
+}
+
+static bool
+untrusted_code_walker(Node *node, CodeOwnerWalk *walk)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, untrusted_code_walker, walk,
+								 QTW_EXAMINE_RTES_BEFORE);
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		return rte->rtekind == RTE_RELATION && view_untrusted(rte->relid, walk);
+	}
+	if (check_functions_in_node(node, function_untrusted, walk))
+		return true;
+	if (IsA(node, Aggref) && aggregate_untrusted(((Aggref *) node)->aggfnoid, walk))
+		return true;
+	if (IsA(node, CoerceToDomain) &&
+		domain_untrusted(((CoerceToDomain *) node)->resulttype, walk))
+		return true;
+	return expression_tree_walker(node, untrusted_code_walker, walk);
+}
+
+static void
+report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
+{
+	const char *what;
+
+	switch (walk->offender_kind)
+	{
+		case CODE_DOMAIN:
+			what = psprintf("uses domain %s", format_type_be(walk->offender));
+			break;
+		case CODE_VIEW:
+			what = psprintf("reads view %s",
+							quote_qualified_identifier(get_namespace_name(get_rel_namespace(walk->offender)),
+													   get_rel_name(walk->offender)));
+			break;
+		default:
+			what = psprintf("calls function %s", format_procedure(walk->offender));
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("pipeline \"%s\" %s, which belongs to role \"%s\"",
+					pipeline_name, what,
+					GetUserNameFromId(walk->offender_owner, false)),
+			 errdetail("A pipeline runs only code that the role it acts as or a superuser owns: the owner of a function, domain or view can change it at any time, and the pipeline would run the new code with the rights of role \"%s\".",
+					   GetUserNameFromId(walk->owner, false)),
+			 errhint("Have role \"%s\" own it, or use one of its own.",
+					 GetUserNameFromId(walk->owner, false))));
+}
+
+/*
+ * Error out unless every function and domain that q's row expressions and
+ * filter use belongs to owner or to a superuser.
+ */
+void
+wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
+							   const char *pipeline_name)
+{
+	CodeOwnerWalk walk = {owner, InvalidOid, InvalidOid, CODE_FUNCTION};
+	Node	   *exprs[2] = {(Node *) q->row_exprs, (Node *) q->row_qual};
+
+	for (int i = 0; i < (int) lengthof(exprs); i++)
+	{
+		/* operators' function OIDs are filled in by the parser already */
+		fix_opfuncids(exprs[i]);
+		if (!untrusted_code_walker(exprs[i], &walk))
+			continue;
+		report_untrusted(&walk, pipeline_name);
+	}
+}
+
+/* ---------- every analysis in a worker ---------- */
+
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static const char *trusting_pipeline = NULL;
+
+static void
+check_analyzed_query(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	CodeOwnerWalk walk = {GetUserId(), InvalidOid, InvalidOid, CODE_FUNCTION};
+
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+	if (untrusted_code_walker((Node *) query, &walk))
+		report_untrusted(&walk, trusting_pipeline);
+}
+
+/*
+ * From now on, in this process (a pipeline's worker), every statement
+ * analysed, and analysed again, runs only code that the role it runs as
+ * or a superuser owns.
+ */
+void
+wa_trust_only_owned_code(const char *pipeline_name)
+{
+	if (trusting_pipeline != NULL)
+		return;					/* set up again after an error */
+	trusting_pipeline = MemoryContextStrdup(TopMemoryContext, pipeline_name);
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = check_analyzed_query;
+}

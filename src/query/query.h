@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * query.h
+ *	  Declarations shared by the PostgreSQL side of windowagg.
+ *
+ * The PostgreSQL side turns SQL values into engine inputs (ticks, keys,
+ * aggregate inputs) and engine output back into SQL rows.  The engine in
+ * src/engine/ knows nothing of this file.
+ *
+ * src/query/query.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WA_QUERY_H
+#define WA_QUERY_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "pgtime.h"
+#include "fmgr.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "engine/wa_engine.h"
+
+/* ---------- time domains (time_convert.c) ---------- */
+
+/*
+ * A pipeline's event time is either a timestamp (ticks are microseconds,
+ * PostgreSQL's own representation) or an integer (ticks are its units).
+ */
+typedef enum WaTimeDomain
+{
+	WA_TIME_TIMESTAMP,
+	WA_TIME_INTEGER
+} WaTimeDomain;
+
+extern const char *wa_time_domain_name(WaTimeDomain domain);
+/* The Unix epoch in timestamp ticks: the default window origin. */
+extern int64 wa_unix_epoch_ticks(void);
+extern int64 wa_interval_to_ticks(Interval *iv, const char *argname,
+								  bool allow_zero);
+extern int64 wa_timestamp_to_ticks(TimestampTz ts, const char *argname);
+/* Read a bound/lateness argument declared "any"; NULL means zero. */
+extern int64 wa_duration_arg(FunctionCallInfo fcinfo, int argno,
+							 const char *argname, WaTimeDomain domain);
+/* A tick value as a Datum of the domain's output type, or error. */
+extern Datum wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what);
+/* The ticks a window bound of type typid can take: [*lowest, *highest]. */
+extern void wa_ticks_range(Oid typid, wa_tick *lowest, wa_tick *highest);
+/* Can the pane's bounds be values of type typid? */
+extern bool wa_pane_representable(const wa_pane *pane, Oid typid);
+/* A time zone by name (NULL: the session's), or error. */
+extern pg_tz *wa_time_zone(const char *name, const char *pipeline);
+/* The wall-clock time in zone at now, as a timestamp without time zone. */
+extern int64 wa_wall_clock(TimestampTz now, pg_tz *zone);
+
+/* ---------- window specifications (window_set.c) ---------- */
+
+typedef struct WaWindowSet
+{
+	WaTimeDomain domain;
+	int			n_windows;
+	wa_window  *windows;
+} WaWindowSet;
+
+/* Decode and check a windowagg.window[] argument. */
+/* Error unless a window of that size and slide leaves no gaps. */
+extern void wa_window_check_size_slide(int64 size, int64 slide);
+
+/*
+ * The windows [w, w + size) with w = origin + k * slide that contain t and
+ * that a type with range [lowest, highest] can hold start at *from, ...
+ * *to; returns whether those are all the windows containing t.
+ */
+extern bool wa_existing_windows(wa_tick t, int64 size, int64 slide,
+								int64 origin, wa_tick lowest, wa_tick highest,
+								wa_tick *from, wa_tick *to);
+extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
+/* The same without the limits below (definitions made by older versions). */
+extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
+/* Error unless the set is within the windows a set and an event may have. */
+extern void wa_window_set_check_limits(const WaWindowSet *set);
+
+/*
+ * Windows of a set whose bounds a type cannot hold (at the ends of its
+ * range) do not exist for the set's events: an event falls into some, all
+ * or none of the windows that exist.  wa_window_range_init computes, once,
+ * the event times that are far enough from the ends for every window.
+ */
+typedef enum WaWindowsInRange
+{
+	WA_IN_RANGE_ALL,
+	WA_IN_RANGE_SOME,			/* the event counts as partial */
+	WA_IN_RANGE_NONE			/* the event is a dead letter */
+} WaWindowsInRange;
+
+typedef struct WaWindowRange
+{
+	const WaWindowSet *set;
+	wa_tick		lowest;			/* the type's range, in ticks */
+	wa_tick		highest;
+	wa_tick		safe_from;		/* events within [safe_from, safe_to] */
+	wa_tick		safe_to;		/* fall into existing windows only */
+} WaWindowRange;
+
+extern void wa_window_range_init(WaWindowRange *range, const WaWindowSet *set,
+								 Oid window_type);
+static inline WaWindowsInRange wa_window_range_of(const WaWindowRange *range,
+												  int64 t);
+extern WaWindowsInRange wa_window_range_check(const WaWindowRange *range,
+											  int64 t);
+
+static inline WaWindowsInRange
+wa_window_range_of(const WaWindowRange *range, int64 t)
+{
+	if (likely((wa_tick) t >= range->safe_from && (wa_tick) t <= range->safe_to))
+		return WA_IN_RANGE_ALL;
+	return wa_window_range_check(range, t);
+}
+
+struct WaAggQuery;
+/* The windows' time domain must be the event time's. */
+extern void wa_window_set_check_domain(const WaWindowSet *set,
+									   const struct WaAggQuery *q);
+
+/* ---------- the aggregate query (agg_query.c) ---------- */
+
+typedef struct WaKeyColumn
+{
+	char	   *name;
+	Oid			typid;
+	int32		typmod;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
+	bool		notnull;		/* a column that NOT NULL guards */
+} WaKeyColumn;
+
+typedef struct WaAggColumn
+{
+	char	   *name;
+	wa_agg_kind kind;
+	Oid			input_type;		/* InvalidOid for count(*) */
+	int			input;			/* index of its input in the row query's
+								 * inputs; -1 for count(*) */
+	Oid			result_type;
+	const char *sql_name;		/* "min", "count", ... for messages */
+} WaAggColumn;
+
+/*
+ * A validated aggregate query: "SELECT keys..., aggs... FROM one_table
+ * [WHERE ...] GROUP BY keys", rewritten into a row query that returns, per
+ * source row, the keys, the event time and each aggregate's input.
+ */
+typedef struct WaAggQuery
+{
+	Oid			relid;
+	char	   *relname;
+	char	   *event_time_name;
+	Oid			event_time_type;
+	WaTimeDomain domain;
+	int			n_keys;
+	WaKeyColumn *keys;
+	bool		int_key;		/* one integer key: int64 engine keys */
+	int			n_aggs;
+	WaAggColumn *aggs;
+	int			n_inputs;		/* distinct aggregate inputs */
+	Oid		   *input_types;	/* their types */
+	char	   *row_query;		/* keys, event time, inputs, in order */
+	/* pipelines: row_query then also returns these (see agg_query.c) */
+	char	   *arrival_column; /* NULL for the batch functions */
+	AttrNumber	arrival_attnum;
+	/* row_query's output expressions and WHERE, over the source as varno 1 */
+	List	   *row_exprs;
+	Expr	   *row_qual;
+} WaAggQuery;
+
+/*
+ * arrival_order: batch functions' ORDER BY; arrival_column: a pipeline's
+ * arrival number column (at most one of the two).
+ */
+extern WaAggQuery *wa_agg_query_parse(const char *query,
+									  const char *event_time,
+									  const char *arrival_order,
+									  const char *arrival_column);
+extern WaAggQuery *wa_agg_query_parse_as(const char *query,
+										 const char *event_time,
+										 const RangeVar *source_as);
+/* The table a query's FROM clause names (error unless exactly one). */
+extern RangeVar *wa_agg_query_source_name(const char *query);
+/* Position of the arrival number and "counts" flag in row_query's output. */
+#define WA_ROW_ARRIVAL(q)	((q)->n_keys + 1 + wa_agg_query_n_inputs(q))
+#define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)
+extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
+/* Error unless all code q runs belongs to owner or a superuser (code_owners.c). */
+extern void wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
+										   const char *pipeline_name);
+/* In a worker: every statement analysed from now on is checked likewise. */
+extern void wa_trust_only_owned_code(const char *pipeline_name);
+extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
+
+/*
+ * The shape of an engine that runs a query over a window set: a SHA-256
+ * digest of everything that decides how its state and its panes are to be
+ * read (the row query, key, input and result types, aggregate kinds,
+ * windows, bound and lateness).  A reader of another process's engine
+ * decodes it only if its own parse of the query has the same shape.
+ */
+#define WA_SHAPE_LEN 32
+extern void wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
+							   int64 bound, int64 lateness, uint8 *shape);
+
+/* ---------- keys (key_codec.c) ---------- */
+
+typedef struct WaKeyCodec
+{
+	int			n_keys;
+	const WaKeyColumn *keys;
+	bool		int_key;
+	StringInfoData buf;			/* reused for every encoded key */
+} WaKeyCodec;
+
+extern void wa_key_codec_init(WaKeyCodec *codec, const WaAggQuery *q);
+extern void wa_key_encode(WaKeyCodec *codec, const Datum *values,
+						  const bool *isnull, wa_key *out);
+extern void wa_key_decode(const WaKeyCodec *codec, const wa_key *key,
+						  Datum *values, bool *isnull);
+
+/* ---------- keys on disk (key_portable.c) ---------- */
+
+typedef struct WaKeyPortable
+{
+	const WaKeyCodec *codec;
+	bool		is_image;		/* the portable form is the image itself */
+	bool	   *send_form;		/* per column: stored in its send form */
+	FmgrInfo   *send;			/* per column; set for fixed-length types by
+								 * reference that are not plain bytes */
+	FmgrInfo   *recv;
+	Oid		   *ioparam;
+	StringInfoData image;		/* the last key read back */
+} WaKeyPortable;
+
+extern void wa_key_portable_init(WaKeyPortable *kp, const WaKeyCodec *codec);
+extern void wa_key_to_portable(WaKeyPortable *kp, const wa_key *key,
+							   StringInfo out);
+extern void wa_key_from_portable(WaKeyPortable *kp, const char *p, uint32 len,
+								 wa_key *out);
+
+/* ---------- results (agg_result.c) ---------- */
+
+extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,
+								bool *isnull);
+extern void wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out);
+extern Datum wa_int128_to_numeric(wa_int128 value);
+extern void wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot,
+						  wa_value *inputs);
+
+/* ---------- GUCs (init.c) ---------- */
+
+extern int	wa_result_memory_kb;
+extern int	wa_batch_memory_kb;
+extern bool wa_share_windows;	/* windowagg.share_windows */
+
+/* ---------- engine memory (engine_alloc.c) ---------- */
+
+extern void wa_engine_allocator_init(wa_allocator *allocator,
+									 MemoryContext context);
+
+#endif							/* WA_QUERY_H */

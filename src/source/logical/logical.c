@@ -1,0 +1,380 @@
+/*-------------------------------------------------------------------------
+ *
+ * logical.c
+ *	  A pipeline worker's reader of a logical replication stream.
+ *
+ * The worker turns each inserted row of the source table into the row
+ * query's values (keys, event time, aggregate inputs) by evaluating the
+ * same expressions the table source would run in SQL, so both sources mean
+ * the same thing.
+ *
+ * Two transports deliver the rows (wa_logical_deliver): a table on
+ * another server is streamed from that server's walsender with pgoutput
+ * (stream.c); a table of this server is decoded in the worker
+ * itself, with windowagg's own output plugin (decode.c,
+ * plugin.c).
+ *
+ * Exactly once.  Transactions arrive whole and in commit order.  An epoch
+ * reads whole transactions only, so its offset, the end of the last
+ * transaction it applied (or a later position past which the source had
+ * nothing more to send), is stored with its results in one transaction;
+ * only after that commit is the position confirmed to the slot, which lets
+ * the server free WAL.  After a crash of either server the worker reads
+ * again from its stored offset: decoding skips every transaction that
+ * committed before it (and the worker checks that too), and the slot
+ * cannot have moved past it, so nothing is applied twice or skipped.
+ *
+ * Updates and deletes of source rows are not events: they are counted,
+ * and sent to the dead-letter table when the pipeline asks for that.
+ *
+ * src/source/logical/logical.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "source/logical/logical.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "pgstat.h"
+#include "replication/logical.h"
+#include "replication/slot.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+/* ---------- what a logical source may read ---------- */
+
+/*
+ * The change stream carries whole rows, which reach the query's
+ * expressions and the dead letters without the checks a query makes: so
+ * the owner must be able to read the table whole (no row-level security
+ * that applies to it, SELECT on every column), and, for a table of this
+ * server, use replication slots (the REPLICATION attribute, as
+ * pg_create_logical_replication_slot() requires).
+ */
+void
+wa_logical_check_source(Oid relid, Oid owner, bool local)
+{
+	const char *rolname = GetUserNameFromId(owner, false);
+	const char *relname = get_rel_name(relid);
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table with OID %u does not exist", relid)));
+	if (local && !has_rolreplication(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" cannot use replication slots", rolname),
+				 errdetail("A pipeline reads a logical source of this server through a replication slot, which needs the REPLICATION attribute."),
+				 errhint("Grant it with ALTER ROLE %s REPLICATION, or read the table with source => 'table'.",
+						 quote_identifier(rolname))));
+	if (check_enable_rls(relid, owner, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("row-level security applies to role \"%s\" on table \"%s\"",
+						rolname, relname),
+				 errdetail("A logical source hands the pipeline every row of the change stream, which its policies cannot filter."),
+				 errhint("Read the table with source => 'table', which applies the policies.")));
+	if (pg_class_aclcheck(relid, owner, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, owner, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", relname),
+				 errdetail("A logical source reads whole rows: role \"%s\" needs SELECT on every column.",
+						   rolname),
+				 errhint("Grant SELECT on the table, or read it with source => 'table'.")));
+}
+
+/* ---------- set-up ---------- */
+
+/* The row query's expressions, ready to run over a row of the source. */
+static void
+init_expressions(WaLogicalSource *src, Relation rel)
+{
+	const WaAggQuery *q = src->query;
+	TupleDesc	row_desc;
+	ListCell   *lc;
+	int			i = 0;
+
+	src->n_exprs = list_length(q->row_exprs);
+	row_desc = CreateTemplateTupleDesc(src->n_exprs);
+	src->exprs = palloc0(sizeof(ExprState *) * src->n_exprs);
+	foreach(lc, q->row_exprs)
+	{
+		Expr	   *e = expression_planner(copyObject(lfirst(lc)));
+
+		TupleDescInitEntry(row_desc, i + 1, NULL, exprType((Node *) e),
+						   exprTypmod((Node *) e), 0);
+		src->exprs[i++] = ExecInitExpr(e, NULL);
+	}
+	src->qual = q->row_qual == NULL ? NULL :
+		ExecInitQual(make_ands_implicit(expression_planner(copyObject(q->row_qual))),
+					 NULL);
+	src->base_slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(rel)),
+											  &TTSOpsVirtual);
+	src->row_slot = MakeSingleTupleTableSlot(row_desc, &TTSOpsVirtual);
+	src->econtext = CreateStandaloneExprContext();
+	src->econtext->ecxt_scantuple = src->base_slot;
+}
+
+void
+wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
+				const WaAggQuery *q, MemoryContext cxt,
+				wa_logical_row_fn row_fn, wa_logical_change_fn change_fn,
+				wa_logical_txn_end_fn txn_end_fn, void *fn_arg)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Relation	rel;
+
+	memset(src, 0, sizeof(*src));
+	src->query = q;
+	src->cxt = cxt;
+	src->row_fn = row_fn;
+	src->change_fn = change_fn;
+	src->txn_end_fn = txn_end_fn;
+	src->fn_arg = fn_arg;
+	src->fd = PGINVALID_SOCKET;
+	src->slot_name = pstrdup(def->slot_name);
+	src->local_relid = def->source;
+	if (def->connection != NULL)
+	{
+		src->conninfo = pstrdup(def->connection);
+		src->remote_nspname = pstrdup(def->remote_schema);
+		src->remote_relname = pstrdup(def->remote_table);
+		src->publications = list_make1(makeString(pstrdup(def->publication)));
+	}
+
+	rel = relation_open(src->local_relid, AccessShareLock);
+	init_expressions(src, rel);
+	if (src->conninfo != NULL)
+		wa_stream_init(src, rel);
+	relation_close(rel, AccessShareLock);
+	MemoryContextSwitchTo(old);
+}
+
+/* ---------- rows, from either transport ---------- */
+
+/* Evaluate the row query over base_slot into row_slot; false if WHERE rejects it. */
+static bool
+evaluate_row(WaLogicalSource *src, int only)
+{
+	TupleTableSlot *out = src->row_slot;
+
+	ExecClearTuple(out);
+	for (int i = 0; i < src->n_exprs; i++)
+	{
+		out->tts_isnull[i] = true;
+		out->tts_values[i] = (Datum) 0;
+		if (only >= 0 && i != only)
+			continue;
+		out->tts_values[i] = ExecEvalExprSwitchContext(src->exprs[i], src->econtext,
+													   &out->tts_isnull[i]);
+	}
+	ExecStoreVirtualTuple(out);
+	return src->qual == NULL || ExecQual(src->qual, src->econtext);
+}
+
+void
+wa_logical_txn_begin(WaLogicalSource *src, XLogRecPtr commit_lsn)
+{
+	src->in_txn = true;
+	src->txn_commit_lsn = commit_lsn;
+	/* committed before the offset this worker started from */
+	src->skip_txn = commit_lsn < src->applied_lsn;
+}
+
+/*
+ * base_slot holds a row of the source (in the expression context's
+ * per-tuple memory): an insert's new row ('I'), an update's new row ('U')
+ * or a delete's old one ('D').  Evaluate it and hand it to the worker.
+ */
+void
+wa_logical_deliver(WaLogicalSource *src, char kind)
+{
+	int			event_time = src->query->n_keys;
+	MemoryContext old = MemoryContextSwitchTo(src->econtext->ecxt_per_tuple_memory);
+	bool		counts = evaluate_row(src, kind == 'I' ? -1 : event_time);
+
+	MemoryContextSwitchTo(old);
+	if (kind == 'I')
+	{
+		src->rows_read++;
+		src->row_fn(src->fn_arg, src->row_slot, (int64) src->txn_commit_lsn, counts);
+		return;
+	}
+	if (kind == 'U')
+		src->updates++;
+	else
+		src->deletes++;
+	src->change_fn(src->fn_arg, kind, (int64) src->txn_commit_lsn,
+				   src->row_slot->tts_values[event_time],
+				   src->row_slot->tts_isnull[event_time]);
+}
+
+void
+wa_logical_txn_end(WaLogicalSource *src, XLogRecPtr end_lsn)
+{
+	if (!src->skip_txn && end_lsn > src->applied_lsn)
+		src->applied_lsn = end_lsn;
+	src->in_txn = false;
+	src->skip_txn = false;
+	/* decoding rolls back a subtransaction next: see decode.c */
+	src->txn_end_fn(src->fn_arg);
+}
+
+/* ---------- the slot ---------- */
+
+void
+wa_logical_start(WaLogicalSource *src, XLogRecPtr applied)
+{
+	MemoryContext old = MemoryContextSwitchTo(src->cxt);
+	bool		local = src->conninfo == NULL;
+
+	wa_logical_close(src);
+	if (!local)
+		src->conn = wa_logical_connect(src->conninfo, "windowagg");
+	if (local ? SearchNamedReplicationSlot(src->slot_name, true) == NULL :
+		!wa_logical_slot_exists(src->conn, src->slot_name))
+	{
+		/*
+		 * Its creation at commit failed, or the pipeline came back from a
+		 * dump: changes from now on are all that can still be read.
+		 */
+		if (!XLogRecPtrIsInvalid(applied))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("replication slot \"%s\" of the pipeline is gone", src->slot_name),
+					 errdetail("The pipeline consumed the source up to %X/%X; without the slot the changes after that cannot be read again.",
+							   LSN_FORMAT_ARGS(applied)),
+					 errhint("Drop and re-create the pipeline.")));
+		if (local)
+			(void) wa_logical_create_local_slot(src->slot_name, false);
+		else
+			(void) wa_logical_create_slot(src->conn, src->slot_name);
+	}
+	src->applied_lsn = applied;
+	src->confirmed_lsn = applied;
+	src->server_wal_end = applied;
+	src->in_txn = false;
+	if (local)
+		wa_decode_start(src, applied);
+	else
+		wa_stream_start(src, applied);
+	MemoryContextSwitchTo(old);
+}
+
+void
+wa_logical_close(WaLogicalSource *src)
+{
+	wa_decode_close(src);
+	wa_stream_close(src);
+}
+
+void
+wa_logical_drop(WaLogicalSource *src)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	wa_logical_close(src);
+	PG_TRY();
+	{
+		if (src->conninfo == NULL)
+			wa_logical_drop_local_slot(src->slot_name);
+		else
+			wa_logical_drop_remote_slot(src->conninfo, src->slot_name);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(WARNING,
+				(errmsg("could not drop replication slot \"%s\": %s",
+						src->slot_name, edata->message),
+				 errhint("Drop it with pg_drop_replication_slot(): it holds back WAL.")));
+	}
+	PG_END_TRY();
+}
+
+/* ---------- an epoch ---------- */
+
+bool
+wa_logical_read(WaLogicalSource *src, int limit)
+{
+	src->rows_read = 0;
+	src->updates = 0;
+	src->deletes = 0;
+	if (src->conninfo == NULL)
+	{
+		/* up to what was flushed when the epoch began */
+		src->target_lsn = GetFlushRecPtr(NULL);
+		wa_decode_read(src, limit);
+		return src->applied_lsn >= src->target_lsn;
+	}
+	return wa_stream_read(src, limit);
+}
+
+Datum
+wa_logical_row_jsonb(WaLogicalSource *src)
+{
+	TupleTableSlot *slot = src->base_slot;
+	HeapTuple	tuple = heap_form_tuple(slot->tts_tupleDescriptor,
+										slot->tts_values, slot->tts_isnull);
+	Datum		json = DirectFunctionCall1(row_to_json, HeapTupleGetDatum(tuple));
+
+	return DirectFunctionCall1(jsonb_in,
+							   CStringGetDatum(text_to_cstring(DatumGetTextPP(json))));
+}
+
+XLogRecPtr
+wa_logical_offset(const WaLogicalSource *src)
+{
+	return src->applied_lsn;
+}
+
+void
+wa_logical_confirm(WaLogicalSource *src)
+{
+	if (src->applied_lsn > src->confirmed_lsn)
+	{
+		src->confirmed_lsn = src->applied_lsn;
+		if (src->conninfo == NULL)
+			LogicalConfirmReceivedLocation(src->confirmed_lsn);
+		else
+			wa_stream_send_feedback(src, false);
+	}
+}
+
+void
+wa_logical_wait(WaLogicalSource *src, long timeout_ms)
+{
+	int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+
+	/* a remote stream's socket is known once the stream was read from */
+	if (src->conn != NULL && src->fd != PGINVALID_SOCKET)
+		events |= WL_SOCKET_READABLE;
+	(void) WaitLatchOrSocket(MyLatch, events, src->fd, timeout_ms,
+							 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
+int64
+wa_logical_retained_bytes(const WaLogicalSource *src)
+{
+	return src->server_wal_end > src->confirmed_lsn ?
+		(int64) (src->server_wal_end - src->confirmed_lsn) : 0;
+}
