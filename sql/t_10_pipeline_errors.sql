@@ -450,6 +450,47 @@ RESET ROLE;
 SELECT windowagg.drop_pipeline('swapped');
 DROP SCHEMA bobs CASCADE;
 
+-- a kept statement names its tables, and PostgreSQL resolves the names
+-- again after an invalidation: when the result table's schema is renamed
+-- and a table of the same name takes its place, the pipeline stops rather
+-- than write there (a trigger on it would run as alice)
+CREATE SCHEMA renamed AUTHORIZATION wa_bob;
+GRANT USAGE, CREATE ON SCHEMA renamed TO wa_alice;
+SET ROLE wa_alice;
+CREATE TABLE alice_space.ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('moved', 'SELECT k, count(*) AS n FROM alice_space.ev GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)], result_table => 'renamed.moved') > 0 AS created;
+INSERT INTO alice_space.ev (k, t) VALUES (1, 1), (1, 12);
+SELECT windowagg.wait('moved');
+RESET ROLE;
+ALTER SCHEMA renamed RENAME TO renamed_before;
+CREATE SCHEMA renamed AUTHORIZATION wa_bob;
+CREATE TABLE renamed.moved (LIKE renamed_before.moved INCLUDING ALL);
+GRANT USAGE ON SCHEMA renamed TO PUBLIC;
+ALTER TABLE renamed.moved OWNER TO wa_bob;
+GRANT ALL ON renamed.moved TO PUBLIC;
+SET ROLE wa_alice;
+INSERT INTO alice_space.ev (k, t) VALUES (2, 25);
+SELECT wait_for_status('moved', 'stopped');
+SELECT last_error FROM windowagg.stat_pipelines WHERE name = 'moved';
+RESET ROLE;
+SELECT count(*) AS written_to_the_new_table FROM renamed.moved;
+-- with the names restored, it goes on where it stopped
+DROP SCHEMA renamed CASCADE;
+ALTER SCHEMA renamed_before RENAME TO renamed;
+SET ROLE wa_alice;
+SELECT windowagg.resume('moved');
+SELECT windowagg.flush('moved');
+SELECT count(*) AS differ FROM (
+    (SELECT k, window_start, n FROM renamed.moved
+     EXCEPT SELECT k, t - t % 10, count(*) FROM alice_space.ev GROUP BY 1, 2)
+    UNION ALL
+    (SELECT k, t - t % 10, count(*) FROM alice_space.ev GROUP BY 1, 2
+     EXCEPT SELECT k, window_start, n FROM renamed.moved)) x;
+SELECT windowagg.drop_pipeline('moved', drop_tables => true);
+RESET ROLE;
+DROP SCHEMA renamed CASCADE;
+
 DROP SCHEMA alice_space CASCADE;
 DROP ROLE wa_alice;
 DROP ROLE wa_bob;

@@ -126,6 +126,7 @@ prepare_unnest_plan(const char *sql, const WaColumns *c)
 
 	for (int i = 0; i < c->nsent; i++)
 		types[i] = get_array_type(c->types[i]);
+	wa_own_statement(sql);
 	plan = SPI_prepare(sql, c->nsent, types);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql,
@@ -174,6 +175,7 @@ prepare_pane_plan(WaSink *sink, const char *sql)
 	SPIPlanPtr	plan;
 
 	register_panes(sink, NULL);
+	wa_own_statement(sql);
 	plan = SPI_prepare(sql, 1, &epoch_time_type);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql,

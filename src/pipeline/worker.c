@@ -925,12 +925,13 @@ event_clock(const Worker *w, TimestampTz now)
  * over by resuming it (src/commands/pipeline_ddl.c), having read the query.
  */
 /*
- * The tables a pipeline writes are the ones it was created with, by OID,
- * for the whole epoch: locked, so that no one drops them meanwhile.  The
- * owner of their schema may drop them between epochs (the pipeline's
- * catalog row is invisible to it, so nothing refuses); the worker then
- * stops rather than let its statements find another table of the same
- * name, whose triggers would run as the owner.
+ * The tables a pipeline writes are the ones it was created with, by OID:
+ * locked before an epoch writes, so that no one drops them meanwhile (an
+ * epoch with nothing to write waits for no one's lock).  The owner of
+ * their schema may drop them between epochs (the pipeline's catalog row
+ * is invisible to it, so nothing refuses); the worker then stops rather
+ * than let its statements find another table of the same name, whose
+ * triggers would run as the owner.
  */
 static void
 lock_pipeline_table(Worker *w, Oid relid, const char *what)
@@ -949,12 +950,10 @@ lock_pipeline_table(Worker *w, Oid relid, const char *what)
 static void
 check_owner(Worker *w)
 {
-	Oid			owner;
+	/* InvalidOid: dropped, which the epoch reports if it has to write */
+	Oid			owner = wa_relation_owner(w->def->result_table);
 
-	lock_pipeline_table(w, w->def->result_table, "result table");
-	lock_pipeline_table(w, w->def->dead_letter_table, "dead-letter table");
-	owner = wa_relation_owner(w->def->result_table);
-	if (owner != w->def->owner)
+	if (OidIsValid(owner) && owner != w->def->owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
@@ -1063,6 +1062,8 @@ run_epoch(Worker *w)
 
 		wa_engine_get_stats(w->engine, &stats);
 		w->delta.epochs = 1;
+		lock_pipeline_table(w, w->def->result_table, "result table");
+		lock_pipeline_table(w, w->def->dead_letter_table, "dead-letter table");
 		wa_sink_write(&w->sink, now);
 		w->delta.panes_on_time = w->sink.n_on_time;
 		w->delta.panes_late = w->sink.n_late;
@@ -1178,6 +1179,7 @@ setup(Worker *w)
 	w->query = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, w->query);
 	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
+	wa_own_relations(w->query, w->def->result_table, w->def->dead_letter_table);
 	wa_window_set_check_limits(&w->def->windows);
 	check_logical_source(w);
 	if (!w->def->logical)

@@ -51,17 +51,26 @@ typedef enum CodeKind
 {
 	CODE_FUNCTION,
 	CODE_DOMAIN,
-	CODE_VIEW
+	CODE_VIEW,
+	CODE_RELATION				/* not a pipeline's table (its statements) */
 } CodeKind;
 
 typedef struct CodeOwnerWalk
 {
 	Oid			owner;			/* the role the code would run as */
+	bool		own_tables_only;	/* a statement of the pipeline's own */
 	Oid			offender;		/* a function, domain or view of another
 								 * role */
 	Oid			offender_owner;
 	CodeKind	offender_kind;
 } CodeOwnerWalk;
+
+/*
+ * In a worker: the texts of the statements the pipeline itself prepares,
+ * and the tables they may name (all in TopMemoryContext).
+ */
+static List *own_statements = NIL;
+static List *own_relations = NIL;
 
 /* May code owned by code_owner run as owner without either watching? */
 static bool
@@ -174,7 +183,16 @@ untrusted_code_walker(Node *node, CodeOwnerWalk *walk)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 
-		return rte->rtekind == RTE_RELATION && view_untrusted(rte->relid, walk);
+		if (rte->rtekind != RTE_RELATION)
+			return false;
+		if (walk->own_tables_only && !list_member_oid(own_relations, rte->relid))
+		{
+			walk->offender = rte->relid;
+			walk->offender_owner = InvalidOid;
+			walk->offender_kind = CODE_RELATION;
+			return true;
+		}
+		return view_untrusted(rte->relid, walk);
 	}
 	if (check_functions_in_node(node, function_untrusted, walk))
 		return true;
@@ -191,6 +209,16 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 {
 	const char *what;
 
+	if (walk->offender_kind == CODE_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a statement of pipeline \"%s\" now names table %s, which is not one of its tables",
+						pipeline_name,
+						quote_qualified_identifier(get_namespace_name(get_rel_namespace(walk->offender)),
+												   get_rel_name(walk->offender))),
+				 errdetail("A name the pipeline was created with now means another table: a schema or table was renamed, or a table was created ahead of it on the search_path."),
+				 errhint("Restore the names, then call windowagg.resume('%s').",
+						 pipeline_name)));
 	switch (walk->offender_kind)
 	{
 		case CODE_DOMAIN:
@@ -224,7 +252,7 @@ void
 wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 							   const char *pipeline_name)
 {
-	CodeOwnerWalk walk = {owner, InvalidOid, InvalidOid, CODE_FUNCTION};
+	CodeOwnerWalk walk = {owner, false, InvalidOid, InvalidOid, CODE_FUNCTION};
 	Node	   *exprs[2] = {(Node *) q->row_exprs, (Node *) q->row_qual};
 
 	for (int i = 0; i < (int) lengthof(exprs); i++)
@@ -242,10 +270,24 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static const char *trusting_pipeline = NULL;
 
+static bool
+is_own_statement(const char *sql)
+{
+	ListCell   *lc;
+
+	if (sql == NULL)
+		return false;
+	foreach(lc, own_statements)
+		if (strcmp(lfirst(lc), sql) == 0)
+			return true;
+	return false;
+}
+
 static void
 check_analyzed_query(ParseState *pstate, Query *query, JumbleState *jstate)
 {
-	CodeOwnerWalk walk = {GetUserId(), InvalidOid, InvalidOid, CODE_FUNCTION};
+	CodeOwnerWalk walk = {GetUserId(), is_own_statement(pstate->p_sourcetext),
+	InvalidOid, InvalidOid, CODE_FUNCTION};
 
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
@@ -266,4 +308,60 @@ wa_trust_only_owned_code(const char *pipeline_name)
 	trusting_pipeline = MemoryContextStrdup(TopMemoryContext, pipeline_name);
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = check_analyzed_query;
+}
+
+/* Collect the tables that the query's sublinks read. */
+static bool
+collect_relations(Node *node, List **relids)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, collect_relations, relids,
+								 QTW_EXAMINE_RTES_BEFORE);
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+			*relids = list_append_unique_oid(*relids, rte->relid);
+		return false;
+	}
+	return expression_tree_walker(node, collect_relations, relids);
+}
+
+/*
+ * The tables a worker's own statements may name: the source (and what the
+ * query's sublinks read, as this worker's parse resolved them) and the
+ * result and dead-letter tables, all by OID.  The statements themselves
+ * are registered with wa_own_statement before they are prepared: when
+ * PostgreSQL analyses one again after an invalidation, a name that now
+ * means another table stops the pipeline instead of writing there.
+ */
+void
+wa_own_relations(const WaAggQuery *q, Oid result_table, Oid dead_letter_table)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	List	   *relids = NIL;
+
+	relids = lappend_oid(relids, q->relid);
+	relids = lappend_oid(relids, result_table);
+	relids = lappend_oid(relids, dead_letter_table);
+	(void) collect_relations((Node *) q->row_exprs, &relids);
+	(void) collect_relations((Node *) q->row_qual, &relids);
+	list_free(own_relations);
+	own_relations = relids;
+	MemoryContextSwitchTo(old);
+}
+
+void
+wa_own_statement(const char *sql)
+{
+	MemoryContext old;
+
+	if (is_own_statement(sql))
+		return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	own_statements = lappend(own_statements, pstrdup(sql));
+	MemoryContextSwitchTo(old);
 }

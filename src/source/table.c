@@ -410,12 +410,14 @@ wa_source_init(WaTableSource *src, const WaAggQuery *q, MemoryContext cxt,
 
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s > $1 ORDER BY %s LIMIT $2",
 				   q->row_query, arrival, arrival);
+	wa_own_statement(sql);
 	src->tail_plan = SPI_prepare(sql, 2, tail_types);
 	if (src->tail_plan == NULL || SPI_keepplan(src->tail_plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql);
 	sql = psprintf("SELECT s.* FROM (%s) AS s "
 				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
 				   "ORDER BY %s", q->row_query, arrival, arrival);
+	wa_own_statement(sql);
 	src->gap_plan = SPI_prepare(sql, 2, gap_types);
 	if (src->gap_plan == NULL || SPI_keepplan(src->gap_plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql);
