@@ -15,7 +15,7 @@
  * (shmem.c), where windowagg.live() can read it.
  *
  * An epoch is one transaction (REPEATABLE READ, so one snapshot):
- *	  read the source's new rows (src/source/table.c) into the engine, emit the
+ *	  read the source's new rows (src/source/source.h) into the engine, emit the
  *	  late panes, then write the panes and dead letters (sink.c), the
  *	  changed slices, the offset, watermark and counters.
  * Everything an epoch did is committed together or not at all, so after
@@ -51,15 +51,13 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
-#include "catalog/pg_sequence.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "source/logical/logical.h"
 #include "pipeline/sink.h"
-#include "source/table.h"
+#include "source/source.h"
 
 /*
  * A pipeline whose epochs fail with the same error this many times in a
@@ -100,9 +98,7 @@ typedef struct Worker
 	WaKeyCodec	codec;
 	wa_engine  *engine;
 	wa_allocator allocator;
-	WaTableSource source;		/* a table source, or */
-	WaLogicalSource logical;	/* a logical one (def->logical) */
-	XLogRecPtr	stored_lsn;		/* the logical offset last committed */
+	WaSource   *source;			/* what it reads, whatever the kind */
 	WaSink		sink;
 	int			n_inputs;
 	wa_value   *inputs;			/* n_inputs for each row of the batch */
@@ -120,7 +116,6 @@ typedef struct Worker
 	bool		restoring_from_dump;	/* its catalog rows are still being
 										 * loaded (pg_restore) */
 	bool		stop_for_user;	/* the error needs a user (status stopped) */
-	Oid			arrival_seq;	/* a table source's arrival sequence */
 
 	/* the current epoch */
 	bool		locked;			/* holding the slot's state_lock */
@@ -219,11 +214,11 @@ emit_pane(void *arg, const wa_pane *pane)
 	wa_sink_add_pane(&w->sink, pane);
 }
 
-/* A logical source's current row for a dead letter (in the epoch's memory). */
+/* The source's current row for a dead letter, or 0: the sink reads it back. */
 static Datum
 source_row_jsonb(Worker *w)
 {
-	return w->def->logical ? wa_logical_row_jsonb(&w->logical) : (Datum) 0;
+	return wa_source_current_row(w->source);
 }
 
 /* The event time in ticks, or a reason why the row cannot have one. */
@@ -273,8 +268,9 @@ event_time_datum(const Worker *w, int64 t)
 /*
  * Ingest the batch under the state lock (nothing but the engine runs
  * there), then count its rows and send the too-late ones to the dead
- * letters.  A logical source's batches hold one row, still the decoder's
- * current one, which a dead letter shows whole.
+ * letters.  A source whose rows live only until the next (a logical
+ * stream) gives batches of one row, still its current one, which a dead
+ * letter shows whole.
  */
 static void
 ingest_batch(Worker *w)
@@ -374,11 +370,12 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 		r->key.bytes = bytes;
 	}
 	MemoryContextSwitchTo(old);
-	if (++w->n_batched == ROWS_PER_BATCH || w->def->logical)
+	/* a row that lives only until the next one is a batch of its own */
+	if (++w->n_batched == ROWS_PER_BATCH || wa_source_rows_transient(w->source))
 		ingest_batch(w);
 }
 
-/* An update or delete of a logical source's row: not an event. */
+/* An update or delete of a source row: not an event. */
 static void
 worker_change(void *arg, char kind, int64 arrival, Datum event_time,
 			  bool event_time_null)
@@ -403,9 +400,9 @@ worker_change(void *arg, char kind, int64 arrival, Datum event_time,
 	w->delta.dead_letters++;
 }
 
-/* After each transaction of a logical source (see src/source/logical/logical.h). */
+/* After each source transaction, and before the source blocks (source.h). */
 static void
-worker_txn_end(void *arg)
+worker_yield(void *arg)
 {
 	unlock_state((Worker *) arg);
 }
@@ -503,8 +500,9 @@ restore(Worker *w)
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
-	bool		hwm_null;
-	int64		hwm;
+	WaSourceOffset offset;
+	Datum		gaps;
+	Datum		lsn;
 	wa_time_state time;
 	EngineStep	step;
 	WaCheckpointLog *log;
@@ -514,16 +512,11 @@ restore(Worker *w)
 
 	wa_catalog_exec("SELECT p.arrival_hwm, p.arrival_gaps, p.max_event_time, p.watermark, "
 					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
-					"p.panes_late, p.epochs, "
-					"(SELECT s.seqmin FROM pg_catalog.pg_sequence s WHERE s.seqrelid OPERATOR(pg_catalog.=) "
-					" pg_catalog.pg_get_serial_sequence(l.source::pg_catalog.regclass::pg_catalog.text, "
-					" l.arrival_column)::pg_catalog.regclass), "
-					"p.checkpoint_seq, "
+					"p.panes_late, p.epochs, p.checkpoint_seq, "
 					"(SELECT COALESCE(pg_catalog.max(c.seq), 0) FROM windowagg.checkpoints c "
 					" WHERE c.pipeline OPERATOR(pg_catalog.=) p.pipeline), "
 					"p.source_lsn, p.source_updates, p.source_deletes "
-					"FROM windowagg.pipeline_progress p JOIN windowagg.pipelines l "
-					"ON l.id OPERATOR(pg_catalog.=) p.pipeline "
+					"FROM windowagg.pipeline_progress p "
 					"WHERE p.pipeline OPERATOR(pg_catalog.=) $1",
 					1, &argtype, &arg, NULL);
 	/*
@@ -539,31 +532,24 @@ restore(Worker *w)
 				 errdetail("It is written with the pipeline, or by pg_restore after it.")));
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
-	if (DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)) !=
-		DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))
+	if (DatumGetInt64(SPI_getbinval(tup, desc, 11, &isnull)) !=
+		DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("checkpoint of pipeline \"%s\" is not complete yet", w->def->name),
 				 errdetail("Its progress row refers to checkpoint %lld, the log ends at %lld.",
-						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)),
-						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull)))));
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 11, &isnull)),
+						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)))));
 	w->restoring_from_dump = false;
-	hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1, &hwm_null));
-	if (hwm_null)
-	{
-		Datum		seqmin = SPI_getbinval(tup, desc, 11, &isnull);
-
-		/* nothing read yet: every number the sequence can give is ahead */
-		hwm = isnull ? 0 : DatumGetInt64(seqmin) - 1;
-	}
-	w->stored_lsn = DatumGetLSN(SPI_getbinval(tup, desc, 14, &isnull));
-	if (isnull)
-		w->stored_lsn = InvalidXLogRecPtr;
-	MemoryContextSwitchTo(w->cxt);
-	if (!w->def->logical)
-		wa_source_restore(&w->source, hwm,
-						  DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 2, &isnull)));
+	/* the source's offset as committed, copied out of SPI's memory */
 	MemoryContextSwitchTo(w->epoch_cxt);
+	memset(&offset, 0, sizeof(offset));
+	offset.arrival_hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1,
+													 &offset.arrival_hwm_null));
+	gaps = SPI_getbinval(tup, desc, 2, &isnull);
+	offset.arrival_gaps = isnull ? NULL : DatumGetArrayTypePCopy(gaps);
+	lsn = SPI_getbinval(tup, desc, 13, &isnull);
+	offset.lsn = isnull ? InvalidXLogRecPtr : DatumGetLSN(lsn);
 	memset(&time, 0, sizeof(time));
 	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	time.seen_event = !isnull;
@@ -578,8 +564,8 @@ restore(Worker *w)
 	w->committed.panes_on_time = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
 	w->committed.panes_late = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	w->committed.epochs = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
-	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 16, &isnull));
+	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 14, &isnull));
+	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
 
 	/*
 	 * The slices, from the checkpoint log: read (a query and a sort) before
@@ -606,9 +592,8 @@ restore(Worker *w)
 						"WHERE pipeline OPERATOR(pg_catalog.=) $1",
 						2, argtypes, values, NULL);
 	}
-	/* stream again from the committed offset */
-	if (w->def->logical)
-		wa_logical_start(&w->logical, w->stored_lsn);
+	/* read again from the committed offset */
+	wa_source_start(w->source, &offset);
 	publish_progress(w, false, false, 0);
 }
 
@@ -621,7 +606,7 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	WaPipelineSlot *slot = w->slot;
 	wa_tick		wm = wa_engine_watermark(w->engine);
 	wa_stats	stats;
-	bool		gaps_full = false;
+	bool		stalled;
 	char		why[sizeof(((WaPipelineSlot *) NULL)->last_error)];
 
 	wa_engine_get_stats(w->engine, &stats);
@@ -629,25 +614,7 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	w->committed.watermark_done = wm >= WA_TICK_MAX;
 	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
 	w->committed.last_epoch_at = GetCurrentTimestamp();
-	if (w->def->logical && w->def->connection != NULL)
-	{
-		w->committed.retained_wal = wa_logical_retained_bytes(&w->logical);
-		w->committed.retained_wal_known = true;
-	}
-	if (!w->def->logical)
-	{
-		w->committed.n_gaps = w->source.n_gaps;
-		wa_source_oldest_gap(&w->source, &w->committed.oldest_gap_at,
-							 &w->committed.oldest_gap_pid);
-		gaps_full = w->source.gaps_full;
-	}
-	else
-		w->committed.n_gaps = -1;	/* no arrival numbers */
-	if (gaps_full)
-		snprintf(why, sizeof(why),
-				 "%d ranges of arrival numbers may still commit (windowagg.max_gaps): "
-				 "no new rows are read until the transactions that may fill them end (the oldest: process %d)",
-				 w->source.n_gaps, w->committed.oldest_gap_pid);
+	stalled = wa_source_report(w->source, &w->committed, why, sizeof(why));
 	SpinLockAcquire(&slot->mutex);
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
@@ -656,8 +623,9 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 		slot->failure_streak = 0;	/* an epoch went through */
 	if (flushed)
 		slot->flushed_seq = seq;
-	if (gaps_full)
+	if (stalled)
 	{
+		/* the one source that stalls: a table at windowagg.max_gaps */
 		slot->status = WA_STATUS_GAPS_FULL;
 		strlcpy(slot->last_error, why, sizeof(slot->last_error));
 	}
@@ -704,12 +672,14 @@ write_progress(Worker *w, const wa_time_state *time)
 	Datum		values[15];
 	char		nulls[15];
 	bool		isnull;
+	WaSourceOffset offset;
 
+	wa_source_get_offset(w->source, &offset);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int32GetDatum(w->def->id);
-	values[1] = Int64GetDatum(w->source.hwm);
-	if (w->source.gaps_changed)
-		values[2] = PointerGetDatum(wa_source_gaps_array(&w->source));
+	values[1] = Int64GetDatum(offset.arrival_hwm);
+	if (offset.arrival_gaps != NULL)
+		values[2] = PointerGetDatum(offset.arrival_gaps);
 	else
 		nulls[2] = 'n';			/* the stored array stands */
 	values[3] = Int64GetDatum(time->max_ts);
@@ -722,12 +692,11 @@ write_progress(Worker *w, const wa_time_state *time)
 	values[8] = Int64GetDatum(w->delta.panes_on_time);
 	values[9] = Int64GetDatum(w->delta.panes_late);
 	values[10] = Int64GetDatum(w->sink.ckpt.seq);
-	values[11] = LSNGetDatum(w->def->logical ? wa_logical_offset(&w->logical) :
-							 InvalidXLogRecPtr);
-	nulls[11] = w->def->logical ? ' ' : 'n';
+	values[11] = LSNGetDatum(offset.lsn);
+	nulls[11] = XLogRecPtrIsInvalid(offset.lsn) ? 'n' : ' ';
 	values[12] = Int64GetDatum(w->delta.source_updates);
 	values[13] = Int64GetDatum(w->delta.source_deletes);
-	values[14] = BoolGetDatum(w->source.gaps_changed);
+	values[14] = BoolGetDatum(offset.arrival_gaps != NULL);
 	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }
@@ -743,103 +712,6 @@ source_invalidated(Datum arg, Oid relid)
 		w->source_changed = true;
 }
 
-/* The sequence that numbers a table source's rows. */
-static Oid
-arrival_sequence(Worker *w)
-{
-	Datum		args[2];
-	Oid			argtypes[2] = {OIDOID, TEXTOID};
-	bool		isnull;
-	Datum		seq;
-
-	args[0] = ObjectIdGetDatum(w->def->source);
-	args[1] = CStringGetTextDatum(w->def->arrival_column);
-	wa_catalog_exec("SELECT pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
-					"::pg_catalog.regclass::pg_catalog.oid",
-					2, argtypes, args, NULL);
-	seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-	{
-		w->stop_for_user = true;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("arrival column \"%s\" of pipeline \"%s\" is no longer filled by a sequence",
-						w->def->arrival_column, w->def->name),
-				 errhint("Make it an identity column again, or drop and re-create the pipeline.")));
-	}
-	return DatumGetObjectId(seq);
-}
-
-/*
- * A table source finds new rows as those numbered above the highest
- * arrival number read, so every number must come from the arrival
- * column's sequence, one at a time and in time order.  A row numbered
- * beyond what the sequence has handed out (an explicit value, OVERRIDING
- * SYSTEM VALUE, a sequence set back) would make the rows that later take
- * the numbers below it be skipped; a cache would hand numbers out of
- * order.  Either stops the pipeline, before the epoch commits: nothing is
- * lost, and resume goes on once the sequence is set right.
- */
-static void
-check_arrival_sequence(Worker *w)
-{
-	HeapTuple	tup;
-	Form_pg_sequence seq;
-	int64		cache;
-	int64		increment;
-	bool		isnull;
-	int64		last;
-	bool		called;
-	int64		handed_out;
-	char	   *seqname;
-
-	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(w->arrival_seq));
-	if (!HeapTupleIsValid(tup))
-	{
-		w->stop_for_user = true;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the arrival sequence of pipeline \"%s\" is gone", w->def->name),
-				 errhint("Drop and re-create the pipeline.")));
-	}
-	seq = (Form_pg_sequence) GETSTRUCT(tup);
-	cache = seq->seqcache;
-	increment = seq->seqincrement;
-	ReleaseSysCache(tup);
-	seqname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->arrival_seq)),
-										 get_rel_name(w->arrival_seq));
-	if (cache != 1)
-	{
-		w->stop_for_user = true;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the sequence of arrival column \"%s\" of pipeline \"%s\" caches %lld values",
-						w->def->arrival_column, w->def->name, (long long) cache),
-				 errdetail("With a cache, sessions hand out arrival numbers out of time order, and a row could be taken for a gap for ever."),
-				 errhint("Run ALTER SEQUENCE %s CACHE 1, then windowagg.resume('%s').",
-						 seqname, w->def->name)));
-	}
-
-	/* as the catalog's owner: the pipeline's may read the table, not the sequence */
-	wa_catalog_exec(psprintf("SELECT last_value, is_called FROM %s", seqname),
-					0, NULL, NULL, NULL);
-	last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	called = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	handed_out = called ? last : last - increment;
-	if (handed_out < w->source.hwm)
-	{
-		w->stop_for_user = true;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pipeline \"%s\" has read arrival numbers up to " INT64_FORMAT ", beyond its sequence",
-						w->def->name, w->source.hwm),
-				 errdetail("Sequence %s has handed out numbers up to " INT64_FORMAT ": a row was inserted with an explicit arrival number, or the sequence was set back, and the rows it numbers next would be skipped.",
-						   seqname, handed_out),
-				 errhint("Set the sequence past the highest arrival number (setval), then call windowagg.resume('%s').",
-						 w->def->name)));
-	}
-}
-
 /*
  * The source must still be the table the pipeline was created over: a
  * table renamed away and another one made under its name would otherwise
@@ -848,7 +720,7 @@ check_arrival_sequence(Worker *w)
 static void
 check_same_source(Worker *w, const WaAggQuery *q)
 {
-	if (w->def->connection == NULL && q->relid != w->def->source)
+	if (q->relid != w->def->source)
 	{
 		w->stop_for_user = true;
 		ereport(ERROR,
@@ -859,18 +731,6 @@ check_same_source(Worker *w, const WaAggQuery *q)
 				 errhint("Rename the tables back and call windowagg.resume('%s'), or drop and re-create the pipeline.",
 						 w->def->name)));
 	}
-}
-
-/*
- * A logical source bypasses what a query would check on each row: its
- * owner must be able to read the source whole, and use a slot here.
- */
-static void
-check_logical_source(Worker *w)
-{
-	if (w->def->logical)
-		wa_logical_check_source(w->def->source, w->def->owner,
-								w->def->connection == NULL);
 }
 
 /*
@@ -889,7 +749,7 @@ recheck_source(Worker *w)
 	now = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, now);
 	wa_agg_query_check_code_owners(now, w->def->owner, w->def->name);
-	check_logical_source(w);
+	wa_source_check(w->source);
 	wa_pipeline_shape(w->def, now, shape);
 	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
 		ereport(ERROR,
@@ -979,7 +839,7 @@ add_stats(WaPipelineStats *to, const WaPipelineStats *delta)
 	to->source_deletes += delta->source_deletes;
 }
 
-/* One epoch; returns true if the source had nothing more to read. */
+/* One epoch; returns true if the worker should wait for more rows. */
 static bool
 run_epoch(Worker *w)
 {
@@ -989,8 +849,7 @@ run_epoch(Worker *w)
 	bool		caught_up;
 	bool		flush = false;
 	bool		changed;
-	int64		hwm_before = w->source.hwm;
-	int			gaps_before = w->source.n_gaps;
+	WaReadResult read;
 	TimestampTz now;
 	wa_time_state time;
 	EngineStep	step;
@@ -999,8 +858,7 @@ run_epoch(Worker *w)
 	StartTransactionCommand();
 	/* one snapshot for the whole epoch */
 	XactIsoLevel = XACT_REPEATABLE_READ;
-	if (!w->def->logical)
-		wa_source_before_snapshot(&w->source);
+	wa_source_begin_epoch(w->source);
 	SpinLockAcquire(&slot->mutex);
 	seq = ++slot->snapshot_seq;
 	flush_request = slot->flush_request;
@@ -1017,13 +875,9 @@ run_epoch(Worker *w)
 	if (w->source_changed)
 		recheck_source(w);
 
-	if (w->def->logical)
-		caught_up = wa_logical_read(&w->logical, wa_epoch_rows);
-	else
-		caught_up = wa_source_read(&w->source, wa_epoch_rows);
+	wa_source_read(w->source, wa_epoch_rows, &read);
+	caught_up = read.caught_up;
 	ingest_batch(w);			/* the rows read last */
-	if (!w->def->logical)
-		check_arrival_sequence(w);	/* before anything of it commits */
 
 	lock_state(w);
 	MemoryContextSwitchTo(w->epoch_cxt);
@@ -1031,8 +885,7 @@ run_epoch(Worker *w)
 	if (caught_up && flush_request != 0 && seq >= flush_request)
 		flush = true;
 	engine_step_begin(&step, w, flush ? "flushing" : "firing");
-	if (w->source.rows_read > 0 || w->source.found != NIL ||
-		w->logical.rows_read > 0)
+	if (read.rows > 0)
 		w->last_row_at = now;
 	else if (w->def->has_idle_timeout &&
 			 now - w->last_row_at >= w->def->idle_timeout_us)
@@ -1047,15 +900,10 @@ run_epoch(Worker *w)
 		w->sink.expire_below = PG_INT64_MAX;	/* a flushed engine holds nothing */
 	unlock_state(w);
 
-	changed = flush || w->source.hwm != hwm_before ||
-		w->source.n_gaps != gaps_before || w->source.found != NIL ||
-		w->source.gaps_changed ||
+	changed = flush || read.offset_dirty ||
 		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
 		w->sink.ckpt.delta_slices > 0 ||
-		w->sink.expire_below > w->sink.ckpt.expired_below ||
-		(w->def->logical && wa_logical_offset(&w->logical) != w->stored_lsn &&
-		 (w->logical.rows_read > 0 || w->delta.source_updates > 0 ||
-		  w->delta.source_deletes > 0));
+		w->sink.expire_below > w->sink.ckpt.expired_below;
 	if (changed)
 	{
 		wa_stats	stats;
@@ -1074,22 +922,15 @@ run_epoch(Worker *w)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	if (changed)
-		w->source.gaps_changed = false; /* written */
 	pgstat_report_activity(STATE_IDLE, NULL);
 	wa_sink_reset(&w->sink);
 	MemoryContextReset(w->epoch_cxt);
 	MemoryContextReset(w->row_cxt);
 	add_stats(&w->committed, &w->delta);
-	if (w->def->logical)
-	{
-		/* the slot may free what this epoch committed, not more */
-		if (changed)
-			w->stored_lsn = wa_logical_offset(&w->logical);
-		wa_logical_confirm(&w->logical);
-	}
+	wa_source_after_commit(w->source, changed);
 	publish_progress(w, caught_up, flush, seq);
-	return caught_up;
+	/* wait for more unless there is a backlog to read */
+	return caught_up || read.stalled;
 }
 
 /* ---------- set-up ---------- */
@@ -1149,6 +990,7 @@ setup(Worker *w)
 {
 	MemoryContext old;
 	Oid			window_type;
+	WaSourceConsumer consumer;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -1181,9 +1023,11 @@ setup(Worker *w)
 	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
 	wa_own_relations(w->query, w->def->result_table, w->def->dead_letter_table);
 	wa_window_set_check_limits(&w->def->windows);
-	check_logical_source(w);
-	if (!w->def->logical)
-		w->arrival_seq = arrival_sequence(w);
+	consumer.row = worker_row;
+	consumer.change = worker_change;
+	consumer.yield = worker_yield;
+	consumer.arg = w;
+	w->source = wa_source_open(w->def, w->query, &consumer, w->cxt, w->epoch_cxt);
 	MemoryContextSwitchTo(w->cxt);	/* SPI left its own current */
 	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
@@ -1199,20 +1043,8 @@ setup(Worker *w)
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
 	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
-	if (w->def->logical)
-	{
-		wa_logical_init(&w->logical, w->def, w->query, w->cxt, worker_row,
-						worker_change, worker_txn_end, w);
-		/* the slot is told to move on only past results that are durable */
-		(void) set_config_option("synchronous_commit", "on",
-								 PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SET, true, 0, false);
-	}
-	else
-	{
-		wa_source_init(&w->source, w->query, w->cxt, worker_row, w);
-		wa_source_set_epoch_context(&w->source, w->epoch_cxt);
-	}
+	/* after the query's code was checked: it plans and compiles the query */
+	wa_source_prepare(w->source);
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
 	prepare_progress_plan(w);
@@ -1287,7 +1119,7 @@ worker_exit(int code, Datum arg)
 
 	if (worker != NULL && worker->generation == slot->generation)
 		discard_engine(slot);
-	if (worker != NULL && worker->def != NULL && worker->def->logical)
+	if (worker != NULL && worker->source != NULL)
 	{
 		bool		dropped;
 
@@ -1295,10 +1127,7 @@ worker_exit(int code, Datum arg)
 		dropped = !slot->in_use || slot->generation != worker->generation ||
 			slot->drop_requested;
 		SpinLockRelease(&slot->mutex);
-		if (dropped)
-			wa_logical_drop(&worker->logical);
-		else
-			wa_logical_close(&worker->logical);
+		wa_source_close(worker->source, dropped);
 	}
 	SpinLockAcquire(&slot->mutex);
 	if (slot->pid == MyProcPid)
@@ -1368,8 +1197,8 @@ recover_from_error(Worker *w)
 	FlushErrorState();
 	AbortCurrentTransaction();
 	w->locked = false;
-	if (w->def != NULL && w->def->logical)
-		wa_logical_close(&w->logical);	/* restore streams from the offset */
+	if (w->source != NULL)
+		wa_source_close(w->source, false);	/* restore reads from the offset */
 	wa_sink_reset(&w->sink);
 	w->n_batched = 0;			/* restore reads them again */
 	MemoryContextReset(w->epoch_cxt);
@@ -1378,8 +1207,11 @@ recover_from_error(Worker *w)
 	memory_full = w->slot->memory_limit_hit;
 	w->slot->memory_limit_hit = false;
 	needs_user = !memory_full && !w->waiting_for_room &&
-		(w->stop_for_user || needs_user_action(edata->sqlerrcode));
+		(w->stop_for_user || (w->source != NULL && w->source->needs_user) ||
+		 needs_user_action(edata->sqlerrcode));
 	w->stop_for_user = false;
+	if (w->source != NULL)
+		w->source->needs_user = false;
 	SpinLockAcquire(&w->slot->mutex);
 	/* the same failure again and again is not one that retrying cures */
 	if (!memory_full && !w->waiting_for_room && !w->restoring_from_dump &&
@@ -1487,8 +1319,6 @@ wa_worker_main(Datum arg)
 			restore_in_transaction(w);
 			for (;;)
 			{
-				bool		caught_up;
-
 				check_requests(w);
 				/* also while catching up with a backlog, which may be long */
 				if (ConfigReloadPending)
@@ -1496,18 +1326,9 @@ wa_worker_main(Datum arg)
 					ConfigReloadPending = false;
 					ProcessConfigFile(PGC_SIGHUP);
 				}
-				caught_up = run_epoch(w);
-				if (!caught_up && !(!w->def->logical && w->source.gaps_full))
+				if (!run_epoch(w))
 					continue;	/* a backlog: no waiting */
-				if (w->def->logical)
-					wa_logical_wait(&w->logical, wa_epoch_ms);
-				else
-				{
-					(void) WaitLatch(MyLatch,
-									 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-									 wa_epoch_ms, PG_WAIT_EXTENSION);
-					ResetLatch(MyLatch);
-				}
+				wa_source_wait(w->source, wa_epoch_ms);
 				CHECK_FOR_INTERRUPTS();
 			}
 		}

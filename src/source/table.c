@@ -28,19 +28,70 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "source/table.h"
+#include "source/source_internal.h"
 
 #include "access/xact.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lock.h"
-#include "catalog/pg_inherits.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/sinvaladt.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/wait_event.h"
+
+/* Arrival numbers [lo, hi] not seen yet that may still commit. */
+typedef struct WaGap
+{
+	int64		lo;
+	int64		hi;
+	int			group;
+} WaGap;
+
+/* The transactions whose end settles a set of gaps. */
+typedef struct WaGapGroup
+{
+	VirtualTransactionId *vxids;	/* those that held a lock on the source */
+	int		   *pids;			/* their processes, for stat_pipelines */
+	int			n_vxids;
+	TimestampTz created_at;		/* when its gaps were revealed */
+	bool		final;			/* all ended before this epoch's snapshot */
+	bool		in_use;
+} WaGapGroup;
+
+
+typedef struct WaTableSource
+{
+	const WaAggQuery *query;
+	MemoryContext cxt;			/* gaps, groups, plans */
+	MemoryContext epoch_cxt;
+	const WaSourceConsumer *consumer;	/* rows go to consumer->row */
+	SPIPlanPtr	tail_plan;
+	SPIPlanPtr	gap_plan;
+
+	int64		hwm;			/* highest arrival number consumed */
+	WaGap	   *gaps;
+	int			n_gaps;
+	int			gaps_capacity;
+	WaGapGroup *groups;
+	int			n_groups;
+	int			groups_capacity;
+
+	List	   *found;			/* gap numbers read this epoch */
+	bool		gaps_full;		/* windowagg.max_gaps reached: no new rows */
+	bool		gaps_changed;	/* since the last checkpoint */
+	int64		rows_read;		/* new rows read this epoch */
+
+	/* the pipeline's */
+	WaSource   *source;
+	Oid			arrival_seq;	/* the sequence that numbers its rows */
+} WaTableSource;
 
 typedef struct SourceReceiver
 {
@@ -132,8 +183,8 @@ add_gap(WaTableSource *src, int64 lo, int64 hi, int group)
 }
 
 /* Before the epoch's snapshot: which gap groups can no longer fill? */
-void
-wa_source_before_snapshot(WaTableSource *src)
+static void
+table_before_snapshot(WaTableSource *src)
 {
 	for (int i = 0; i < src->n_groups; i++)
 	{
@@ -197,7 +248,7 @@ source_receive(TupleTableSlot *slot, DestReceiver *self)
 		src->hwm = arrival;
 		src->rows_read++;
 	}
-	src->row_fn(src->row_arg, slot, arrival, counts);
+	src->consumer->row(src->consumer->arg, slot, arrival, counts);
 	return true;
 }
 
@@ -308,8 +359,8 @@ settle_gaps(WaTableSource *src)
 	}
 }
 
-bool
-wa_source_read(WaTableSource *src, int limit)
+static bool
+table_read_rows(WaTableSource *src, int limit)
 {
 	int			first_new_gap;
 
@@ -366,8 +417,8 @@ wa_source_read(WaTableSource *src, int limit)
 }
 
 /* The oldest gap's group: when it was revealed, and a process holding it. */
-void
-wa_source_oldest_gap(const WaTableSource *src, TimestampTz *at, int *pid)
+static void
+table_oldest_gap(const WaTableSource *src, TimestampTz *at, int *pid)
 {
 	const WaGapGroup *oldest = NULL;
 
@@ -392,21 +443,16 @@ wa_source_oldest_gap(const WaTableSource *src, TimestampTz *at, int *pid)
 
 /* ---------- set-up and persistence ---------- */
 
-void
-wa_source_init(WaTableSource *src, const WaAggQuery *q, MemoryContext cxt,
-			   wa_source_row_fn row_fn, void *row_arg)
+/* The row query's two statements, kept for the worker's lifetime. */
+static void
+table_prepare_plans(WaTableSource *src)
 {
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	const WaAggQuery *q = src->query;
+	MemoryContext old = MemoryContextSwitchTo(src->cxt);
 	char	   *arrival = psprintf("s.\"windowagg column %d\"", WA_ROW_ARRIVAL(q) + 1);
 	Oid			tail_types[2] = {INT8OID, INT8OID};
 	Oid			gap_types[2] = {INT8ARRAYOID, INT8ARRAYOID};
 	char	   *sql;
-
-	memset(src, 0, sizeof(*src));
-	src->query = q;
-	src->cxt = cxt;
-	src->row_fn = row_fn;
-	src->row_arg = row_arg;
 
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s > $1 ORDER BY %s LIMIT $2",
 				   q->row_query, arrival, arrival);
@@ -424,19 +470,13 @@ wa_source_init(WaTableSource *src, const WaAggQuery *q, MemoryContext cxt,
 	MemoryContextSwitchTo(old);
 }
 
-void
-wa_source_set_epoch_context(WaTableSource *src, MemoryContext epoch_cxt)
-{
-	src->epoch_cxt = epoch_cxt;
-}
-
 /*
  * Restore the offset.  Transactions that were running when the gaps were
  * recorded may still run (only the worker restarted), so the restored gaps
  * wait for everything running now.
  */
-void
-wa_source_restore(WaTableSource *src, int64 hwm, ArrayType *gaps)
+static void
+table_restore(WaTableSource *src, int64 hwm, ArrayType *gaps)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -445,6 +485,8 @@ wa_source_restore(WaTableSource *src, int64 hwm, ArrayType *gaps)
 	src->hwm = hwm;
 	src->n_gaps = 0;
 	src->n_groups = 0;
+	if (gaps == NULL)
+		return;
 	deconstruct_array(gaps, INT8OID, 8, true, TYPALIGN_DOUBLE, &elems, &nulls, &n);
 	if (n > 0)
 	{
@@ -456,8 +498,8 @@ wa_source_restore(WaTableSource *src, int64 hwm, ArrayType *gaps)
 }
 
 /* The offset to checkpoint: lo, hi pairs. */
-ArrayType *
-wa_source_gaps_array(const WaTableSource *src)
+static ArrayType *
+table_gaps_array(const WaTableSource *src)
 {
 	Datum	   *elems = palloc(sizeof(Datum) * (2 * src->n_gaps + 1));
 
@@ -468,3 +510,241 @@ wa_source_gaps_array(const WaTableSource *src)
 	}
 	return construct_array(elems, 2 * src->n_gaps, INT8OID, 8, true, TYPALIGN_DOUBLE);
 }
+
+/* ---------- the arrival sequence ---------- */
+
+/* The sequence that numbers the source's rows. */
+static Oid
+arrival_sequence(WaSource *source)
+{
+	const WaPipelineDef *def = source->def;
+	Datum		args[2];
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	bool		isnull;
+	Datum		seq;
+
+	args[0] = ObjectIdGetDatum(def->source);
+	args[1] = CStringGetTextDatum(def->arrival_column);
+	wa_catalog_exec("SELECT pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
+					"::pg_catalog.regclass::pg_catalog.oid",
+					2, argtypes, args, NULL);
+	seq = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+	{
+		source->needs_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arrival column \"%s\" of pipeline \"%s\" is no longer filled by a sequence",
+						def->arrival_column, def->name),
+				 errhint("Make it an identity column again, or drop and re-create the pipeline.")));
+	}
+	return DatumGetObjectId(seq);
+}
+
+/* The first number the arrival sequence hands out. */
+static int64
+arrival_sequence_start(Oid seqid)
+{
+	HeapTuple	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
+	int64		start;
+
+	if (!HeapTupleIsValid(tup))
+		return 1;				/* gone: the next epoch says so */
+	start = ((Form_pg_sequence) GETSTRUCT(tup))->seqmin;
+	ReleaseSysCache(tup);
+	return start;
+}
+
+/*
+ * A table source finds new rows as those numbered above the highest
+ * arrival number read, so every number must come from the arrival
+ * column's sequence, one at a time and in time order.  A row numbered
+ * beyond what the sequence has handed out (an explicit value, OVERRIDING
+ * SYSTEM VALUE, a sequence set back) would make the rows that later take
+ * the numbers below it be skipped; a cache would hand numbers out of
+ * order.  Either stops the pipeline, before the epoch commits: nothing is
+ * lost, and resume goes on once the sequence is set right.
+ */
+static void
+check_arrival_sequence(WaTableSource *src)
+{
+	WaSource   *source = src->source;
+	const WaPipelineDef *def = source->def;
+	HeapTuple	tup;
+	Form_pg_sequence seq;
+	int64		cache;
+	int64		increment;
+	bool		isnull;
+	int64		last;
+	bool		called;
+	int64		handed_out;
+	char	   *seqname;
+
+	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(src->arrival_seq));
+	if (!HeapTupleIsValid(tup))
+	{
+		source->needs_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the arrival sequence of pipeline \"%s\" is gone", def->name),
+				 errhint("Drop and re-create the pipeline.")));
+	}
+	seq = (Form_pg_sequence) GETSTRUCT(tup);
+	cache = seq->seqcache;
+	increment = seq->seqincrement;
+	ReleaseSysCache(tup);
+	seqname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->arrival_seq)),
+										 get_rel_name(src->arrival_seq));
+	if (cache != 1)
+	{
+		source->needs_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the sequence of arrival column \"%s\" of pipeline \"%s\" caches %lld values",
+						def->arrival_column, def->name, (long long) cache),
+				 errdetail("With a cache, sessions hand out arrival numbers out of time order, and a row could be taken for a gap for ever."),
+				 errhint("Run ALTER SEQUENCE %s CACHE 1, then windowagg.resume('%s').",
+						 seqname, def->name)));
+	}
+
+	/* as the catalog's owner: the pipeline's may read the table, not the sequence */
+	wa_catalog_exec(psprintf("SELECT last_value, is_called FROM %s", seqname),
+					0, NULL, NULL, NULL);
+	last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	called = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	handed_out = called ? last : last - increment;
+	if (handed_out < src->hwm)
+	{
+		source->needs_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" has read arrival numbers up to " INT64_FORMAT ", beyond its sequence",
+						def->name, src->hwm),
+				 errdetail("Sequence %s has handed out numbers up to " INT64_FORMAT ": a row was inserted with an explicit arrival number, or the sequence was set back, and the rows it numbers next would be skipped.",
+						   seqname, handed_out),
+				 errhint("Set the sequence past the highest arrival number (setval), then call windowagg.resume('%s').",
+						 def->name)));
+	}
+}
+
+/* ---------- the routine (see source.h) ---------- */
+
+static void
+table_open(WaSource *source)
+{
+	WaTableSource *src = MemoryContextAllocZero(source->cxt, sizeof(WaTableSource));
+
+	src->source = source;
+	src->query = source->query;
+	src->cxt = source->cxt;
+	src->epoch_cxt = source->epoch_cxt;
+	src->consumer = &source->consumer;
+	src->arrival_seq = arrival_sequence(source);
+	source->private_data = src;
+}
+
+static void
+table_prepare(WaSource *source)
+{
+	table_prepare_plans(source->private_data);
+}
+
+static void
+table_start(WaSource *source, const WaSourceOffset *committed)
+{
+	WaTableSource *src = source->private_data;
+	MemoryContext old = MemoryContextSwitchTo(src->cxt);
+
+	/* nothing read yet: every number the sequence can give is ahead */
+	table_restore(src, committed->arrival_hwm_null ?
+				  arrival_sequence_start(src->arrival_seq) - 1 :
+				  committed->arrival_hwm,
+				  committed->arrival_gaps);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+table_begin_epoch(WaSource *source)
+{
+	table_before_snapshot(source->private_data);
+}
+
+static void
+table_read(WaSource *source, int limit, WaReadResult *result)
+{
+	WaTableSource *src = source->private_data;
+	int64		hwm_before = src->hwm;
+	int			gaps_before = src->n_gaps;
+
+	result->caught_up = table_read_rows(src, limit);
+	check_arrival_sequence(src);	/* before anything of it commits */
+	result->stalled = src->gaps_full;
+	result->rows = src->rows_read + list_length(src->found);
+	result->offset_dirty = src->hwm != hwm_before || src->n_gaps != gaps_before ||
+		src->found != NIL || src->gaps_changed;
+}
+
+static void
+table_get_offset(WaSource *source, WaSourceOffset *offset)
+{
+	WaTableSource *src = source->private_data;
+
+	offset->arrival_hwm = src->hwm;
+	/* an unchanged array is not written again */
+	offset->arrival_gaps = src->gaps_changed ? table_gaps_array(src) : NULL;
+	offset->lsn = InvalidXLogRecPtr;
+}
+
+static void
+table_after_commit(WaSource *source, bool offset_written)
+{
+	WaTableSource *src = source->private_data;
+
+	if (offset_written)
+		src->gaps_changed = false;
+}
+
+static bool
+table_report(WaSource *source, WaPipelineStats *stats, char *why, Size why_len)
+{
+	WaTableSource *src = source->private_data;
+
+	stats->n_gaps = src->n_gaps;
+	table_oldest_gap(src, &stats->oldest_gap_at, &stats->oldest_gap_pid);
+	if (src->gaps_full)
+		snprintf(why, why_len,
+				 "%d ranges of arrival numbers may still commit (windowagg.max_gaps): "
+				 "no new rows are read until the transactions that may fill them end (the oldest: process %d)",
+				 src->n_gaps, stats->oldest_gap_pid);
+	return src->gaps_full;
+}
+
+static void
+table_wait(WaSource *source, long timeout_ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 timeout_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
+static void
+table_close(WaSource *source, bool drop)
+{
+	/* start rebuilds the offset; the plans live as long as the worker */
+}
+
+const WaSourceRoutine wa_table_routine = {
+	.rows_transient = false,
+	.open = table_open,
+	.check = NULL,
+	.prepare = table_prepare,
+	.start = table_start,
+	.begin_epoch = table_begin_epoch,
+	.read = table_read,
+	.current_row = NULL,
+	.get_offset = table_get_offset,
+	.after_commit = table_after_commit,
+	.report = table_report,
+	.wait = table_wait,
+	.close = table_close,
+};

@@ -24,7 +24,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "source/logical/logical.h"
+#include "source/logical/logical_internal.h"
 
 #include "access/attmap.h"
 #include "access/detoast.h"

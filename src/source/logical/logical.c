@@ -31,7 +31,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "source/logical/logical.h"
+#include "source/logical/logical_internal.h"
 
 #include "access/htup_details.h"
 #include "access/relation.h"
@@ -47,6 +47,7 @@
 #include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -378,3 +379,166 @@ wa_logical_retained_bytes(const WaLogicalSource *src)
 	return src->server_wal_end > src->confirmed_lsn ?
 		(int64) (src->server_wal_end - src->confirmed_lsn) : 0;
 }
+
+/* ---------- the routines (see source.h) ---------- */
+
+typedef struct LogicalSourceState
+{
+	WaLogicalSource stream;
+	XLogRecPtr	stored_lsn;		/* the offset last committed */
+} LogicalSourceState;
+
+static void
+logical_open(WaSource *source)
+{
+	LogicalSourceState *state = MemoryContextAllocZero(source->cxt,
+													   sizeof(LogicalSourceState));
+
+	/* enough to close it, and drop its slot, before prepare (which sets all) */
+	state->stream.fd = PGINVALID_SOCKET;
+	state->stream.slot_name = MemoryContextStrdup(source->cxt, source->def->slot_name);
+	if (source->def->connection != NULL)
+		state->stream.conninfo = MemoryContextStrdup(source->cxt, source->def->connection);
+	source->private_data = state;
+}
+
+/* The owner must still be able to read the source whole (and use a slot). */
+static void
+logical_check(WaSource *source)
+{
+	wa_logical_check_source(source->def->source, source->def->owner,
+							source->def->connection == NULL);
+}
+
+static void
+logical_prepare(WaSource *source)
+{
+	LogicalSourceState *state = source->private_data;
+
+	wa_logical_init(&state->stream, source->def, source->query, source->cxt,
+					source->consumer.row, source->consumer.change,
+					source->consumer.yield, source->consumer.arg);
+	/* the slot is told to move on only past results that are durable */
+	(void) set_config_option("synchronous_commit", "on",
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
+}
+
+static void
+logical_start(WaSource *source, const WaSourceOffset *committed)
+{
+	LogicalSourceState *state = source->private_data;
+
+	state->stored_lsn = committed->lsn;
+	wa_logical_start(&state->stream, state->stored_lsn);
+}
+
+static void
+logical_read(WaSource *source, int limit, WaReadResult *result)
+{
+	LogicalSourceState *state = source->private_data;
+	WaLogicalSource *stream = &state->stream;
+
+	result->caught_up = wa_logical_read(stream, limit);
+	result->rows = stream->rows_read;
+	/* a position past what was applied, with nothing of it: keep it */
+	result->offset_dirty = wa_logical_offset(stream) != state->stored_lsn &&
+		(stream->rows_read > 0 || stream->updates > 0 || stream->deletes > 0);
+}
+
+static Datum
+logical_current_row(WaSource *source)
+{
+	return wa_logical_row_jsonb(&((LogicalSourceState *) source->private_data)->stream);
+}
+
+static void
+logical_get_offset(WaSource *source, WaSourceOffset *offset)
+{
+	LogicalSourceState *state = source->private_data;
+
+	offset->arrival_hwm = 0;	/* no arrival numbers */
+	offset->arrival_gaps = NULL;
+	offset->lsn = wa_logical_offset(&state->stream);
+}
+
+static void
+logical_after_commit(WaSource *source, bool offset_written)
+{
+	LogicalSourceState *state = source->private_data;
+
+	/* the slot may free what this epoch committed, not more */
+	if (offset_written)
+		state->stored_lsn = wa_logical_offset(&state->stream);
+	wa_logical_confirm(&state->stream);
+}
+
+static bool
+local_logical_report(WaSource *source, WaPipelineStats *stats, char *why,
+					 Size why_len)
+{
+	stats->n_gaps = -1;			/* no arrival numbers */
+	return false;
+}
+
+static bool
+remote_logical_report(WaSource *source, WaPipelineStats *stats, char *why,
+					  Size why_len)
+{
+	LogicalSourceState *state = source->private_data;
+
+	stats->retained_wal = wa_logical_retained_bytes(&state->stream);
+	stats->retained_wal_known = true;
+	stats->n_gaps = -1;
+	return false;
+}
+
+static void
+logical_wait(WaSource *source, long timeout_ms)
+{
+	wa_logical_wait(&((LogicalSourceState *) source->private_data)->stream,
+					timeout_ms);
+}
+
+static void
+logical_close(WaSource *source, bool drop)
+{
+	LogicalSourceState *state = source->private_data;
+
+	if (drop)
+		wa_logical_drop(&state->stream);
+	else
+		wa_logical_close(&state->stream);
+}
+
+const WaSourceRoutine wa_local_logical_routine = {
+	.rows_transient = true,
+	.open = logical_open,
+	.check = logical_check,
+	.prepare = logical_prepare,
+	.start = logical_start,
+	.begin_epoch = NULL,
+	.read = logical_read,
+	.current_row = logical_current_row,
+	.get_offset = logical_get_offset,
+	.after_commit = logical_after_commit,
+	.report = local_logical_report,
+	.wait = logical_wait,
+	.close = logical_close,
+};
+
+const WaSourceRoutine wa_remote_logical_routine = {
+	.rows_transient = true,
+	.open = logical_open,
+	.check = logical_check,
+	.prepare = logical_prepare,
+	.start = logical_start,
+	.begin_epoch = NULL,
+	.read = logical_read,
+	.current_row = logical_current_row,
+	.get_offset = logical_get_offset,
+	.after_commit = logical_after_commit,
+	.report = remote_logical_report,
+	.wait = logical_wait,
+	.close = logical_close,
+};

@@ -18,7 +18,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "source/logical/logical.h"
+#include "source/logical/logical_internal.h"
 
 #include "replication/logical.h"
 #include "replication/output_plugin.h"

@@ -16,7 +16,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "source/logical/logical.h"
+#include "source/logical/logical_internal.h"
 
 #include "catalog/pg_type.h"
 #include "executor/executor.h"

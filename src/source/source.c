@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * source.c
+ *	  Choosing a pipeline's source: the one place that asks which kind it
+ *	  is (see source.h).
+ *
+ * src/source/source.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "source/source_internal.h"
+
+WaSource *
+wa_source_open(const WaPipelineDef *def, const WaAggQuery *q,
+			   const WaSourceConsumer *consumer, MemoryContext cxt,
+			   MemoryContext epoch_cxt)
+{
+	WaSource   *src = MemoryContextAllocZero(cxt, sizeof(WaSource));
+
+	src->routine = !def->logical ? &wa_table_routine :
+		def->connection == NULL ? &wa_local_logical_routine :
+		&wa_remote_logical_routine;
+	src->def = def;
+	src->query = q;
+	src->cxt = cxt;
+	src->epoch_cxt = epoch_cxt;
+	src->consumer = *consumer;
+	src->routine->open(src);
+	wa_source_check(src);
+	return src;
+}
