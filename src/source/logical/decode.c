@@ -42,6 +42,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+/* The source the worker is decoding for, while it decodes; else NULL. */
+WaLogicalSource *wa_decoding_source = NULL;
+
 /* ---------- changes, from the output plugin ---------- */
 
 /*

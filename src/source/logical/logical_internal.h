@@ -117,6 +117,8 @@ extern int64 wa_logical_retained_bytes(const WaLogicalSource *src);
 
 /* ---------- inside the reader: logical.c and its transports ---------- */
 
+/* rows.c: the row query's expressions, ready to run over a row of rel */
+extern void wa_logical_rows_init(WaLogicalSource *src, Relation rel);
 /* A transaction of the source begins and ends (commit_lsn: its commit record). */
 extern void wa_logical_txn_begin(WaLogicalSource *src, XLogRecPtr commit_lsn);
 extern void wa_logical_txn_end(WaLogicalSource *src, XLogRecPtr end_lsn);
@@ -135,9 +137,9 @@ extern void wa_decode_start(WaLogicalSource *src, XLogRecPtr applied);
 extern void wa_decode_read(WaLogicalSource *src, int limit);
 extern void wa_decode_close(WaLogicalSource *src);
 
-/* ---------- a local slot's changes (plugin.c) ---------- */
+/* ---------- a local slot's changes (plugin.c calls decode.c) ---------- */
 
-/* The source the worker is decoding for, while it decodes. */
+/* The source the worker is decoding for, while it decodes (decode.c). */
 extern WaLogicalSource *wa_decoding_source;
 extern void wa_logical_decoded_begin(WaLogicalSource *src,
 									 XLogRecPtr commit_lsn);

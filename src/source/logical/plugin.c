@@ -23,9 +23,6 @@
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
 
-/* The source the worker is decoding for, while it decodes; else NULL. */
-WaLogicalSource *wa_decoding_source = NULL;
-
 extern PGDLLEXPORT void _PG_output_plugin_init(OutputPluginCallbacks *cb);
 
 static WaLogicalSource *
