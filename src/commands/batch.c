@@ -161,32 +161,30 @@ static int64
 event_ticks(BatchRun *run, TupleTableSlot *slot)
 {
 	WaAggQuery *q = run->query;
-	Datum		d = slot->tts_values[q->n_keys];
+	int64		ticks = 0;
 
-	if (slot->tts_isnull[q->n_keys])
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("event_time column \"%s\" is null", q->event_time_name),
-				 errdetail("Row %lld in arrival order has no event time.",
-						   (long long) run->arrival)));
-	switch (q->event_time_type)
+	switch (wa_event_time_ticks(q->event_time_type, slot->tts_values[q->n_keys],
+								slot->tts_isnull[q->n_keys], &ticks))
 	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		case INT8OID:
-			return DatumGetInt64(d);
-		default:
-			if (TIMESTAMP_NOT_FINITE(DatumGetInt64(d)))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-						 errmsg("event_time column \"%s\" is not finite",
-								q->event_time_name),
-						 errdetail("Row %lld in arrival order has event time infinity or -infinity.",
-								   (long long) run->arrival)));
-			return DatumGetInt64(d);
+		case WA_EVENT_TIME_NULL:
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("event_time column \"%s\" is null", q->event_time_name),
+					 errdetail("Row %lld in arrival order has no event time.",
+							   (long long) run->arrival)));
+			break;
+		case WA_EVENT_TIME_INFINITE:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("event_time column \"%s\" is not finite",
+							q->event_time_name),
+					 errdetail("Row %lld in arrival order has event time infinity or -infinity.",
+							   (long long) run->arrival)));
+			break;
+		case WA_EVENT_TIME_OK:
+			break;
 	}
+	return ticks;
 }
 
 /*
@@ -372,9 +370,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	SPIExecuteOptions options;
 	wa_config	config;
 	wa_allocator allocator;
-	wa_agg_spec *aggs;
 	TupleDesc	ours;
-	const char *problem;
 	MemoryContext engine_context;
 	int64		bound;
 	int64		lateness;
@@ -417,28 +413,15 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 											 "windowagg row",
 											 ALLOCSET_SMALL_SIZES);
 	wa_engine_allocator_init(&allocator, engine_context);
-	aggs = palloc0(sizeof(wa_agg_spec) * (run->query->n_aggs + 1));
-	wa_agg_query_engine_aggs(run->query, aggs);
 	run->n_inputs = wa_agg_query_n_inputs(run->query);
 	run->inputs = palloc0(sizeof(wa_value) * (run->n_inputs + 1));
 
-	memset(&config, 0, sizeof(config));
-	config.n_windows = run->windows.n_windows;
-	config.windows = run->windows.windows;
-	config.bound = bound;
-	config.lateness = lateness;
-	config.n_aggs = run->query->n_aggs;
-	config.aggs = aggs;
-	config.byte_keys = !run->query->int_key;
-	config.share_windows = wa_share_windows;
+	wa_agg_query_engine_config(run->query, &run->windows, bound, lateness,
+							   &config);
 	config.emit = emit_pane;
 	config.emit_arg = run;
 	config.allocator = &allocator;
-	problem = wa_config_check(&config);
-	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid windowing configuration: %s", problem)));
+	wa_engine_config_check(&config);
 	run->engine = wa_engine_create(&config);
 	wa_key_codec_init(&run->codec, run->query);
 

@@ -94,8 +94,7 @@ wait_for_slot(WaPipelineSlot *slot, uint32 generation, const char *name,
 		needs_resume = slot->needs_resume;
 		status = slot->status;
 		strlcpy(last_error, slot->last_error, sizeof(last_error));
-		dropped = slot->drop_requested || !slot->in_use ||
-			slot->generation != generation;
+		dropped = wa_slot_gone(slot, generation);
 		SpinLockRelease(&slot->mutex);
 		if (reached > target)
 			return true;

@@ -252,15 +252,10 @@ wa_discovery_main(Datum arg)
 	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 
-	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
+	wa_begin_work();
 	if (OidIsValid(get_extension_oid("windowagg", true)))
 		wa_register_database_pipelines();
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	wa_end_work();
 	pg_atomic_write_u32(&wa_shared->discovered_dbid, dbid);
 	proc_exit(0);
 }

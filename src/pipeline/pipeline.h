@@ -130,6 +130,17 @@ typedef struct WaPipelineSlot
 	bool		memory_limit_hit;	/* the arena refused the last request */
 } WaPipelineSlot;
 
+/*
+ * Has the pipeline that a process knew in this slot as generation gone
+ * (dropped, or the slot given to another)?  The caller holds slot->mutex.
+ */
+static inline bool
+wa_slot_gone(const WaPipelineSlot *slot, uint32 generation)
+{
+	return !slot->in_use || slot->generation != generation ||
+		slot->drop_requested;
+}
+
 typedef struct WaShared
 {
 	int			tranche_id;
@@ -204,6 +215,12 @@ extern void wa_state_lock_exclusive(WaPipelineSlot *slot);
 extern void wa_arena_allocator_init(wa_allocator *allocator,
 									WaPipelineSlot *slot);
 extern void wa_arena_reset(WaArena *arena);
+
+/* ---------- a background process's transaction (xact.c) ---------- */
+
+/* Start a transaction, connect SPI, push a snapshot; and the reverse. */
+extern void wa_begin_work(void);
+extern void wa_end_work(void);
 
 /* ---------- the catalog (catalog.c) ---------- */
 

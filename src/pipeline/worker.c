@@ -226,25 +226,16 @@ static const char *
 row_event_time(Worker *w, TupleTableSlot *slot, int64 *ticks)
 {
 	int			att = w->query->n_keys;
-	Datum		d = slot->tts_values[att];
 
-	if (slot->tts_isnull[att])
-		return "event time is null";
-	switch (w->query->event_time_type)
+	switch (wa_event_time_ticks(w->query->event_time_type,
+								slot->tts_values[att], slot->tts_isnull[att],
+								ticks))
 	{
-		case INT2OID:
-			*ticks = DatumGetInt16(d);
-			break;
-		case INT4OID:
-			*ticks = DatumGetInt32(d);
-			break;
-		case INT8OID:
-			*ticks = DatumGetInt64(d);
-			break;
-		default:
-			if (TIMESTAMP_NOT_FINITE(DatumGetInt64(d)))
-				return "event time is not finite";
-			*ticks = DatumGetInt64(d);
+		case WA_EVENT_TIME_NULL:
+			return "event time is null";
+		case WA_EVENT_TIME_INFINITE:
+			return "event time is not finite";
+		case WA_EVENT_TIME_OK:
 			break;
 	}
 	return NULL;
@@ -413,28 +404,14 @@ static void
 create_engine(Worker *w)
 {
 	wa_config	config;
-	wa_agg_spec *aggs = palloc0(sizeof(wa_agg_spec) * (w->query->n_aggs + 1));
-	const char *problem;
 
-	wa_agg_query_engine_aggs(w->query, aggs);
-	memset(&config, 0, sizeof(config));
-	config.n_windows = w->def->windows.n_windows;
-	config.windows = w->def->windows.windows;
-	config.bound = w->def->bound;
-	config.lateness = w->def->lateness;
-	config.n_aggs = w->query->n_aggs;
-	config.aggs = aggs;
-	config.byte_keys = !w->query->int_key;
-	config.share_windows = wa_share_windows;
+	wa_agg_query_engine_config(w->query, &w->def->windows, w->def->bound,
+							   w->def->lateness, &config);
 	config.emit = emit_pane;
 	config.emit_arg = w;
 	wa_arena_allocator_init(&w->allocator, w->slot);
 	config.allocator = &w->allocator;
-	problem = wa_config_check(&config);
-	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid windowing configuration: %s", problem)));
+	wa_engine_config_check(&config);
 	lock_state(w);
 	w->engine = wa_engine_create(&config);
 	w->slot->engine = w->engine;
@@ -992,11 +969,7 @@ setup(Worker *w)
 	Oid			window_type;
 	WaSourceConsumer consumer;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
+	wa_begin_work();
 
 	old = MemoryContextSwitchTo(w->cxt);
 	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
@@ -1050,25 +1023,16 @@ setup(Worker *w)
 	prepare_progress_plan(w);
 	CacheRegisterRelcacheCallback(source_invalidated, PointerGetDatum(w));
 	MemoryContextSwitchTo(old);
-
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	wa_end_work();
 }
 
 static void
 restore_in_transaction(Worker *w)
 {
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
+	wa_begin_work();
 	MemoryContextSwitchTo(w->epoch_cxt);
 	restore(w);
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	wa_end_work();
 	MemoryContextReset(w->epoch_cxt);
 	w->last_row_at = GetCurrentTimestamp();
 }
@@ -1083,8 +1047,7 @@ check_requests(Worker *w)
 	bool		wanted;
 
 	SpinLockAcquire(&slot->mutex);
-	ours = slot->in_use && slot->generation == w->generation &&
-		!slot->drop_requested && !slot->held;
+	ours = !wa_slot_gone(slot, w->generation) && !slot->held;
 	wanted = slot->wanted;
 	if (ours && !wanted)
 		slot->status = WA_STATUS_PAUSED;
@@ -1124,8 +1087,7 @@ worker_exit(int code, Datum arg)
 		bool		dropped;
 
 		SpinLockAcquire(&slot->mutex);
-		dropped = !slot->in_use || slot->generation != worker->generation ||
-			slot->drop_requested;
+		dropped = wa_slot_gone(slot, worker->generation);
 		SpinLockRelease(&slot->mutex);
 		wa_source_close(worker->source, dropped);
 	}
@@ -1185,8 +1147,7 @@ recover_from_error(Worker *w)
 	 * that is no error worth a user's attention.
 	 */
 	SpinLockAcquire(&w->slot->mutex);
-	dropped = !w->slot->in_use || w->slot->generation != w->generation ||
-		w->slot->drop_requested;
+	dropped = wa_slot_gone(w->slot, w->generation);
 	SpinLockRelease(&w->slot->mutex);
 	if (dropped)
 		ereport(DEBUG1,

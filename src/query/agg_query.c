@@ -694,3 +694,32 @@ wa_agg_query_n_inputs(const WaAggQuery *q)
 {
 	return q->n_inputs;
 }
+
+void
+wa_agg_query_engine_config(const WaAggQuery *q, const WaWindowSet *windows,
+						   int64 bound, int64 lateness, wa_config *config)
+{
+	wa_agg_spec *aggs = palloc0(sizeof(wa_agg_spec) * (q->n_aggs + 1));
+
+	wa_agg_query_engine_aggs(q, aggs);
+	memset(config, 0, sizeof(*config));
+	config->n_windows = windows->n_windows;
+	config->windows = windows->windows;
+	config->bound = bound;
+	config->lateness = lateness;
+	config->n_aggs = q->n_aggs;
+	config->aggs = aggs;
+	config->byte_keys = !q->int_key;
+	config->share_windows = wa_share_windows;
+}
+
+void
+wa_engine_config_check(const wa_config *config)
+{
+	const char *problem = wa_config_check(config);
+
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid windowing configuration: %s", problem)));
+}

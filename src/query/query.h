@@ -56,6 +56,17 @@ extern Datum wa_ticks_to_datum(wa_tick ticks, Oid typid, const char *what);
 extern void wa_ticks_range(Oid typid, wa_tick *lowest, wa_tick *highest);
 /* Can the pane's bounds be values of type typid? */
 extern bool wa_pane_representable(const wa_pane *pane, Oid typid);
+/* Why an event time gives no ticks. */
+typedef enum WaEventTimeProblem
+{
+	WA_EVENT_TIME_OK,
+	WA_EVENT_TIME_NULL,
+	WA_EVENT_TIME_INFINITE
+} WaEventTimeProblem;
+
+/* An event time of type typid in ticks, or why it has none. */
+extern WaEventTimeProblem wa_event_time_ticks(Oid typid, Datum value,
+											  bool isnull, int64 *ticks);
 /* A time zone by name (NULL: the session's), or error. */
 extern pg_tz *wa_time_zone(const char *name, const char *pipeline);
 /* The wall-clock time in zone at now, as a timestamp without time zone. */
@@ -199,6 +210,17 @@ extern RangeVar *wa_agg_query_source_name(const char *query);
 #define WA_ROW_ARRIVAL(q)	((q)->n_keys + 1 + wa_agg_query_n_inputs(q))
 #define WA_ROW_COUNTS(q)	(WA_ROW_ARRIVAL(q) + 1)
 extern int	wa_agg_query_n_inputs(const WaAggQuery *q);
+/*
+ * The engine configuration that runs q over windows: everything but the
+ * pane callback and the allocator, which the caller sets before checking
+ * it with wa_engine_config_check.
+ */
+extern void wa_agg_query_engine_config(const WaAggQuery *q,
+									   const WaWindowSet *windows,
+									   int64 bound, int64 lateness,
+									   wa_config *config);
+/* Error unless the engine accepts config. */
+extern void wa_engine_config_check(const wa_config *config);
 /* Error unless all code q runs belongs to owner or a superuser (code_owners.c). */
 extern void wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 										   const char *pipeline_name);

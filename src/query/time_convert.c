@@ -265,3 +265,29 @@ wa_wall_clock(TimestampTz now, pg_tz *zone)
 				 errmsg("timestamp out of range")));
 	return local;
 }
+
+WaEventTimeProblem
+wa_event_time_ticks(Oid typid, Datum value, bool isnull, int64 *ticks)
+{
+	if (isnull)
+		return WA_EVENT_TIME_NULL;
+	switch (typid)
+	{
+		case INT2OID:
+			*ticks = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			*ticks = DatumGetInt32(value);
+			break;
+		case INT8OID:
+			*ticks = DatumGetInt64(value);
+			break;
+		default:
+			/* timestamp and timestamptz: microseconds, as ticks are */
+			if (TIMESTAMP_NOT_FINITE(DatumGetInt64(value)))
+				return WA_EVENT_TIME_INFINITE;
+			*ticks = DatumGetInt64(value);
+			break;
+	}
+	return WA_EVENT_TIME_OK;
+}

@@ -17,9 +17,7 @@ wa_source_open(const WaPipelineDef *def, const WaAggQuery *q,
 {
 	WaSource   *src = MemoryContextAllocZero(cxt, sizeof(WaSource));
 
-	src->routine = !def->logical ? &wa_table_routine :
-		def->connection == NULL ? &wa_local_logical_routine :
-		&wa_remote_logical_routine;
+	src->routine = def->logical ? &wa_logical_routine : &wa_table_routine;
 	src->def = def;
 	src->query = q;
 	src->cxt = cxt;

@@ -15,7 +15,6 @@
 #include "source/source.h"
 
 extern const WaSourceRoutine wa_table_routine;	/* table.c */
-extern const WaSourceRoutine wa_local_logical_routine;	/* logical/logical.c */
-extern const WaSourceRoutine wa_remote_logical_routine;	/* logical/logical.c */
+extern const WaSourceRoutine wa_logical_routine;	/* logical/logical.c */
 
 #endif							/* WA_SOURCE_INTERNAL_H */

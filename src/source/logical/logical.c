@@ -364,22 +364,18 @@ logical_after_commit(WaSource *source, bool offset_written)
 }
 
 static bool
-local_logical_report(WaSource *source, WaPipelineStats *stats, char *why,
-					 Size why_len)
-{
-	stats->n_gaps = -1;			/* no arrival numbers */
-	return false;
-}
-
-static bool
-remote_logical_report(WaSource *source, WaPipelineStats *stats, char *why,
-					  Size why_len)
+logical_report(WaSource *source, WaPipelineStats *stats, char *why,
+			   Size why_len)
 {
 	LogicalSourceState *state = source->private_data;
 
-	stats->retained_wal = wa_logical_retained_bytes(&state->stream);
-	stats->retained_wal_known = true;
-	stats->n_gaps = -1;
+	stats->n_gaps = -1;			/* no arrival numbers */
+	/* the WAL a remote slot holds back, as its sender last said */
+	if (state->stream.conninfo != NULL)
+	{
+		stats->retained_wal = wa_logical_retained_bytes(&state->stream);
+		stats->retained_wal_known = true;
+	}
 	return false;
 }
 
@@ -401,7 +397,8 @@ logical_close(WaSource *source, bool drop)
 		wa_logical_close(&state->stream);
 }
 
-const WaSourceRoutine wa_local_logical_routine = {
+/* Both transports: a slot of this server, or a remote server's stream. */
+const WaSourceRoutine wa_logical_routine = {
 	.rows_transient = true,
 	.open = logical_open,
 	.check = logical_check,
@@ -412,23 +409,7 @@ const WaSourceRoutine wa_local_logical_routine = {
 	.current_row = logical_current_row,
 	.get_offset = logical_get_offset,
 	.after_commit = logical_after_commit,
-	.report = local_logical_report,
-	.wait = logical_wait,
-	.close = logical_close,
-};
-
-const WaSourceRoutine wa_remote_logical_routine = {
-	.rows_transient = true,
-	.open = logical_open,
-	.check = logical_check,
-	.prepare = logical_prepare,
-	.start = logical_start,
-	.begin_epoch = NULL,
-	.read = logical_read,
-	.current_row = logical_current_row,
-	.get_offset = logical_get_offset,
-	.after_commit = logical_after_commit,
-	.report = remote_logical_report,
+	.report = logical_report,
 	.wait = logical_wait,
 	.close = logical_close,
 };
