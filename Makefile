@@ -40,6 +40,13 @@ TAP_TESTS   = 1
 PROVE_TESTS = test/t/*.pl
 
 PG_CONFIG ?= pg_config
+
+# the engine checks its own invariants (src/engine/wa_assert.h) where
+# PostgreSQL checks its own: in a server built with --enable-cassert
+ifneq (,$(findstring --enable-cassert,$(shell $(PG_CONFIG) --configure)))
+PG_CPPFLAGS += -DWA_ENGINE_ASSERTIONS
+endif
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 

@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wa_assert.h"
 #include "wa_hashtab.h"
 #include "wa_heap.h"
 #include "wa_kept.h"
@@ -185,6 +186,9 @@ struct wa_engine
 	int64_t		near_first;		/* NEAR_SLICES slices around a recent */
 	int64_t		near_lo;		/* event, near_first the first of them, */
 	int64_t		near_hi;		/* spanning ticks [near_lo, near_hi) */
+
+	uint64_t	created_bytes;	/* mem.bytes when created: flush returns to
+								 * it */
 
 	wa_hashtab	keys;
 	wa_heap		key_deadlines;
@@ -312,6 +316,8 @@ compute_expire_limit(const wa_engine *e, wa_tick closed_end)
 static void
 set_watermark(wa_engine *e, wa_tick wm)
 {
+	/* the watermark never decreases (wa_engine.h) */
+	WA_ASSERT(wm >= e->wm);
 	e->wm = wm;
 	/* the thresholds only move when the watermark crosses a slice edge */
 	if (wm < e->wm_next_edge)
@@ -653,7 +659,9 @@ wa_engine_create(const wa_config *config)
 
 	e->wm_next_edge = WA_TICK_MIN;
 	e->near_lo = e->near_hi = 0;	/* nothing remembered yet */
+	e->wm = WA_TICK_MIN;
 	set_watermark(e, WA_TICK_MIN);
+	e->created_bytes = e->mem.bytes;
 	return e;
 }
 
@@ -798,6 +806,7 @@ key_free(wa_engine *e, keystate *k)
 	if (e->byte_keys)
 		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
 	wa_mem_free(&e->mem, k, sizeof(keystate));
+	WA_ASSERT(e->stats.n_keys > 0);
 	e->stats.n_keys--;
 }
 
@@ -1162,6 +1171,7 @@ key_visit(wa_engine *e, keystate *k)
 	while (k->slices.count > 0 &&
 		   wa_slices_index(&k->slices, e->stride, 0) < e->expire_limit)
 	{
+		WA_ASSERT(e->stats.n_slices > 0);
 		wa_slices_pop_front(&k->slices);
 		e->stats.n_slices--;
 	}
@@ -1349,6 +1359,10 @@ wa_engine_flush(wa_engine *e)
 				e->dirty_keys_capacity * sizeof(keystate *));
 	e->dirty_keys = NULL;
 	e->dirty_keys_capacity = 0;
+
+	/* what wa_engine.h promises a flushed engine */
+	WA_ASSERT(e->stats.n_keys == 0 && e->stats.n_slices == 0);
+	WA_ASSERT(e->mem.bytes == e->created_bytes);
 }
 
 /* ---------- ingest ---------- */
@@ -1759,8 +1773,11 @@ wa_engine_destroy(wa_engine *e)
 	wa_mem_free(&e->mem, e->fire_order, sizeof(int) * e->n_specs);
 	wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_specs);
 	wa_mem_free(&e->mem, e->windows, sizeof(wa_window) * e->n_windows);
+	/* the engine itself is all that is left, then nothing */
+	WA_ASSERT(e->mem.bytes == sizeof(wa_engine));
 	mem = e->mem;
 	wa_mem_free(&mem, e, sizeof(wa_engine));
+	WA_ASSERT(mem.bytes == 0);
 }
 
 int64_t

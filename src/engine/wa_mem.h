@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wa_assert.h"
 #include "wa_engine.h"
 
 typedef struct wa_mem
@@ -43,9 +44,11 @@ wa_mem_alloc(wa_mem *mem, size_t size)
 static inline void *
 wa_mem_realloc(wa_mem *mem, void *ptr, size_t old_size, size_t new_size)
 {
-	void	   *p = mem->allocator.realloc(mem->allocator.arg, ptr, old_size,
-										   new_size);
+	void	   *p;
 
+	/* the accounting never goes below zero: old_size is what was counted */
+	WA_ASSERT(mem->bytes >= old_size);
+	p = mem->allocator.realloc(mem->allocator.arg, ptr, old_size, new_size);
 	mem->bytes += new_size;
 	mem->bytes -= old_size;
 	if (mem->bytes > mem->peak)
@@ -58,6 +61,7 @@ wa_mem_free(wa_mem *mem, void *ptr, size_t size)
 {
 	if (ptr == NULL)
 		return;
+	WA_ASSERT(mem->bytes >= size);
 	mem->allocator.free(mem->allocator.arg, ptr, size);
 	mem->bytes -= size;
 }

@@ -21,7 +21,8 @@
  * LATE pane (revision 1).
  *
  * The unit tests pin down edge cases one scripted stream at a time, and
- * check wa_config_check and the slice width.
+ * check wa_config_check and the slice width.  The engine is built with its
+ * assertions on (wa_assert.h), and a unit test makes sure of it.
  *
  * The checkpoint tests ("ckpt" cases, in the diff group) run engines in
  * lockstep over the same streams: one that takes checkpoints and live views
@@ -50,11 +51,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reference.h"
 #include "wa_engine.h"
+#include "wa_mem.h"
 
 /* test_planner.c: the planner's checks, reported through check() */
 extern void test_planner(void (*check_fn) (bool ok, const char *name,
@@ -2502,6 +2507,72 @@ test_default_allocator(void)
 	check(m.n_panes > 0, "default allocator: stream runs", NULL);
 }
 
+static void *
+noop_alloc(void *arg, size_t size)
+{
+	(void) arg;
+	(void) size;
+	return NULL;
+}
+
+static void *
+noop_realloc(void *arg, void *ptr, size_t old_size, size_t new_size)
+{
+	(void) arg;
+	(void) ptr;
+	(void) old_size;
+	(void) new_size;
+	return NULL;
+}
+
+static void
+noop_free(void *arg, void *ptr, size_t size)
+{
+	(void) arg;
+	(void) ptr;
+	(void) size;
+}
+
+/*
+ * The engine's assertions are on in this build (test/engine/Makefile): in
+ * a child process, accounting driven below zero must abort.  The allocator
+ * does nothing, so that without assertions the child simply exits.
+ */
+static void
+test_assertions_on(void)
+{
+	static const wa_allocator noop = {noop_alloc, noop_realloc, noop_free,
+	NULL};
+	pid_t		pid;
+	int			status = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+	{
+		wa_mem		mem;
+		char		block[16];
+
+		/* the assertion's message is expected: keep it off the output */
+		if (freopen("/dev/null", "w", stderr) == NULL)
+			_exit(2);
+		wa_mem_init(&mem, &noop);
+		wa_mem_free(&mem, block, sizeof(block));
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+	{
+		check(false, "engine assertions are on", "fork or wait failed");
+		return;
+	}
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		  "engine assertions are on: accounting below zero aborts",
+		  "child %s %d", WIFSIGNALED(status) ? "killed by signal" :
+		  "exited with", WIFSIGNALED(status) ? WTERMSIG(status) :
+		  WEXITSTATUS(status));
+}
+
 static void
 expect_reject(const char *name, const wa_config *cfg, const char *field1,
 			  const char *field2)
@@ -4197,6 +4268,7 @@ main(int argc, char **argv)
 
 	if (only == NULL || strcmp(only, "unit") == 0)
 	{
+		test_assertions_on();
 		test_config_check();
 		test_slice_width();
 		test_empty();
