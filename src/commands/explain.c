@@ -139,6 +139,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 				wa_agg_spec *aggs, int n_aggs, const char *title)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	wa_allocator allocator;
 	wa_config	config;
 	wa_plan		plan;
 	int64		g;
@@ -152,22 +153,14 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	config.n_aggs = n_aggs;
 	config.aggs = aggs;
 	config.share_windows = wa_share_windows;
+	/* the plan lives in this context: an ERROR below releases it too */
+	wa_engine_allocator_init(&allocator, CurrentMemoryContext);
+	config.allocator = &allocator;
 	problem = wa_engine_plan(&config, &plan, &g);
 	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot plan these windows: %s", problem)));
-	else
-	{
-		/* the planner mallocs: move its nodes into palloc'd memory at once */
-		wa_plan		copy = plan;
-		wa_plan_node *nodes = palloc(sizeof(wa_plan_node) * plan.n_nodes);
-
-		memcpy(nodes, plan.nodes, sizeof(wa_plan_node) * plan.n_nodes);
-		wa_plan_free(&plan);	/* clears the struct: restore the totals */
-		plan = copy;
-		plan.nodes = nodes;
-	}
 	if ((wa_tick) plan.period * g > PG_INT64_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -200,6 +193,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 		emit_line(&out, "windowagg.share_windows is off: each window is computed from slices.");
 	else if (!aligned)
 		emit_line(&out, "Windows start at different origins: each is computed from slices.");
+	wa_plan_free(&plan);
 	return (Datum) 0;
 }
 

@@ -436,20 +436,30 @@ config_cover_mode(const wa_config *config)
 	return WA_COVERED_BY;
 }
 
-const char *
-wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
+/*
+ * wa_engine_plan with every byte from allocator (NULL: the C library's):
+ * the plan's nodes, the planner's scratch, and our ranges.
+ */
+static const char *
+plan_windows(const wa_config *config, const wa_allocator *allocator,
+			 wa_plan *plan, int64_t *slice_width)
 {
 	int64_t		origin0;
 	int64_t		g = config_slice_width(config, &origin0);
 	int			n = config->n_windows;
-	int64_t    *ranges = malloc(sizeof(int64_t) * 2 * (size_t) n);
+	wa_allocator al = allocator ? *allocator : wa_libc_allocator;
+	size_t		ranges_bytes = sizeof(int64_t) * 2 * (size_t) n;
+	int64_t    *ranges = al.alloc(al.arg, ranges_bytes);
 	bool		aligned = true;
 	wa_plan_options options;
 	const char *err;
 
 	*slice_width = g;
 	if (ranges == NULL)
+	{
+		memset(plan, 0, sizeof(*plan));
 		return "out of memory";
+	}
 	for (int j = 0; j < n; j++)
 	{
 		const wa_window *w = &config->windows[j];
@@ -474,6 +484,7 @@ wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
 	options.event_rate = 1.0;
 	options.stack_overlap = config->merge_every_slice ? 0 : TWOSTACK_MIN_OVERLAP;
 	options.max_multiplier = MAX_PARENT_INSTANCES;
+	options.allocator = &al;
 	err = wa_plan_build(ranges, ranges + n, n, &options, plan);
 	if (err == NULL && !options.root_only &&
 		plan->total_cost > (1.0 - MIN_PLAN_SAVING) * plan->slices_cost)
@@ -482,8 +493,14 @@ wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
 		options.root_only = true;
 		err = wa_plan_build(ranges, ranges + n, n, &options, plan);
 	}
-	free(ranges);
+	al.free(al.arg, ranges, ranges_bytes);
 	return err;
+}
+
+const char *
+wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
+{
+	return plan_windows(config, config->allocator, plan, slice_width);
 }
 
 /*
@@ -563,6 +580,7 @@ wa_engine_create(const wa_config *config)
 	int64_t		g;
 	int64_t		origin0;
 	wa_plan		plan;
+	wa_allocator own;
 	bool		shared = false;
 
 	wa_mem_init(&mem, config->allocator);
@@ -581,10 +599,14 @@ wa_engine_create(const wa_config *config)
 
 	/*
 	 * A plan that cannot be made (a period beyond int64) only means no
-	 * sharing: every window is then computed from slices.
+	 * sharing: every window is then computed from slices.  The planner
+	 * allocates through the engine's own memory, so that its bytes count
+	 * (in the peak) like the engine's state.
 	 */
 	e->n_specs = e->n_windows;
-	if (config->share_windows && wa_engine_plan(config, &plan, &g) == NULL)
+	wa_mem_allocator(&e->mem, &own);
+	if (config->share_windows &&
+		plan_windows(config, &own, &plan, &g) == NULL)
 	{
 		shared = true;
 		e->n_specs = plan.n_nodes;

@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "wa_agg.h"
+#include "wa_allocator.h"
 #include "wa_planner.h"
 #include "wa_time.h"
 
@@ -97,16 +98,6 @@ typedef struct wa_pane
 
 typedef void (*wa_emit_fn) (void *arg, const wa_pane *pane);
 
-/* Where the engine gets memory from.  All three are required. */
-typedef struct wa_allocator
-{
-	void	   *(*alloc) (void *arg, size_t size);
-	void	   *(*realloc) (void *arg, void *ptr, size_t old_size,
-							size_t new_size);
-	void		(*free) (void *arg, void *ptr, size_t size);
-	void	   *arg;
-} wa_allocator;
-
 typedef struct wa_config
 {
 	int			n_windows;
@@ -123,7 +114,8 @@ typedef struct wa_config
 								 * wa_engine_plan) says it is cheaper */
 	wa_emit_fn	emit;
 	void	   *emit_arg;
-	const wa_allocator *allocator;	/* NULL: malloc/realloc/free */
+	const wa_allocator *allocator;	/* NULL: the C library's (see
+									 * wa_allocator.h) */
 } wa_config;
 
 /* What happened to an ingested event. */
@@ -147,7 +139,8 @@ typedef struct wa_stats
 	uint64_t	n_slices;		/* live (key, slice) accumulators */
 	uint64_t	n_late_windows; /* fired windows tracked for revisions */
 	uint64_t	mem_bytes;		/* bytes held from the allocator */
-	uint64_t	peak_mem_bytes;
+	uint64_t	peak_mem_bytes; /* the coverage planning at creation
+								 * included */
 } wa_stats;
 
 typedef struct wa_engine wa_engine;
@@ -170,8 +163,10 @@ extern void wa_engine_destroy(wa_engine *engine);
  * windows whose instances do not line up
  * (origins that differ modulo a slide), and windows whose sharing would
  * save less than 5% of the merges, are all computed from slices.
- * Returns NULL, or the planner's message (the plan is then empty); free
- * with wa_plan_free.
+ * The plan's memory comes from config->allocator (NULL: the C library's,
+ * see wa_allocator.h), and so does the scratch of the planning, given back
+ * before the call returns.  Returns NULL, or the planner's message (the
+ * plan is then empty); free with wa_plan_free.
  */
 extern const char *wa_engine_plan(const wa_config *config, wa_plan *plan,
 								  int64_t *slice_width);

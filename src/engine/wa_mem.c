@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * wa_mem.c
- *	  Default allocator (the C library) for engines created without one.
+ *	  Default allocator (the C library) for engines and plans made without
+ *	  one, and the engine's own allocator as a wa_allocator.
  *
  * The engine aborts on allocation failure only through the allocator: the
  * PostgreSQL allocator raises an ERROR, and this default one aborts, since
@@ -54,14 +55,42 @@ libc_free(void *arg, void *ptr, size_t size)
 	free(ptr);
 }
 
-static const wa_allocator libc_allocator = {
+const wa_allocator wa_libc_allocator = {
 	libc_alloc, libc_realloc, libc_free, NULL
 };
 
 void
 wa_mem_init(wa_mem *mem, const wa_allocator *allocator)
 {
-	mem->allocator = allocator ? *allocator : libc_allocator;
+	mem->allocator = allocator ? *allocator : wa_libc_allocator;
 	mem->bytes = 0;
 	mem->peak = 0;
+}
+
+/* The allocator wa_mem_allocator hands out: mem's own, counted in mem */
+static void *
+counted_alloc(void *arg, size_t size)
+{
+	return wa_mem_alloc(arg, size);
+}
+
+static void *
+counted_realloc(void *arg, void *ptr, size_t old_size, size_t new_size)
+{
+	return wa_mem_realloc(arg, ptr, old_size, new_size);
+}
+
+static void
+counted_free(void *arg, void *ptr, size_t size)
+{
+	wa_mem_free(arg, ptr, size);
+}
+
+void
+wa_mem_allocator(wa_mem *mem, wa_allocator *allocator)
+{
+	allocator->alloc = counted_alloc;
+	allocator->realloc = counted_realloc;
+	allocator->free = counted_free;
+	allocator->arg = mem;
 }

@@ -30,6 +30,13 @@ typedef struct wa_mem
 
 extern void wa_mem_init(wa_mem *mem, const wa_allocator *allocator);
 
+/*
+ * An allocator that allocates through mem, so that what it hands out is
+ * counted in mem like the engine's own state (the engine gives it to the
+ * planner).  mem must outlive every block it hands out.
+ */
+extern void wa_mem_allocator(wa_mem *mem, wa_allocator *allocator);
+
 static inline void *
 wa_mem_alloc(wa_mem *mem, size_t size)
 {

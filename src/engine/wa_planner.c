@@ -44,11 +44,20 @@
  * that covers everything, "every downstream window" would let one
  * unrelated window (say a 7 next to 20 and 30) rule out the factor 10.
  *
+ * Memory.  Every byte, scratch and plan alike, comes from the caller's
+ * allocator (options->allocator) through plan_mem, which counts what is
+ * held: wa_plan_build gives back all scratch on every return path, so the
+ * plan holds only its nodes (or nothing, on failure), and asserts it.
+ * Inside PostgreSQL that allocator works over a memory context, so an
+ * ERROR between planning and wa_plan_free leaks nothing either.
+ *
  * src/engine/wa_planner.c
  *
  *-------------------------------------------------------------------------
  */
 #include "wa_planner.h"
+
+#include "wa_assert.h"
 #include "wa_time.h"
 
 #include <float.h>
@@ -94,6 +103,53 @@ typedef struct cand
 	int64_t		r;
 	int64_t		s;
 } cand;
+
+/* The planner's memory: the caller's allocator, and what is held of it */
+typedef struct plan_mem
+{
+	wa_allocator allocator;
+	size_t		held;			/* bytes not given back yet */
+} plan_mem;
+
+/* ----------------------------------------------------------------
+ * Memory
+ * ----------------------------------------------------------------
+ */
+
+static void *
+plan_alloc(plan_mem *mem, size_t size)
+{
+	void	   *p = mem->allocator.alloc(mem->allocator.arg, size);
+
+	if (p != NULL)
+		mem->held += size;
+	return p;
+}
+
+/* NULL if out of memory, the block then left as it was */
+static void *
+plan_realloc(plan_mem *mem, void *ptr, size_t old_size, size_t new_size)
+{
+	void	   *p;
+
+	/* allocators never see a NULL pointer (wa_allocator.h) */
+	if (ptr == NULL)
+		return plan_alloc(mem, new_size);
+	p = mem->allocator.realloc(mem->allocator.arg, ptr, old_size, new_size);
+	if (p != NULL)
+		mem->held = mem->held - old_size + new_size;
+	return p;
+}
+
+static void
+plan_free(plan_mem *mem, void *ptr, size_t size)
+{
+	if (ptr == NULL)
+		return;
+	WA_ASSERT(mem->held >= size);
+	mem->allocator.free(mem->allocator.arg, ptr, size);
+	mem->held -= size;
+}
 
 /* ----------------------------------------------------------------
  * Coverage (Theorems 1, 3 and 4) and recurrence (Equation 1)
@@ -265,12 +321,12 @@ cmp_int64(const void *a, const void *b)
  * The slides a factor window may have: multiples of the root that divide
  * some requested slide (a factor must cover a requested window, so its
  * slide divides that window's, and the root must cover the factor).
- * Returns the number of distinct values, sorted ascending, in *out
- * (malloc'd), or -1 if out of memory.
+ * Returns the number of distinct values, sorted ascending, in *out (from
+ * mem, *out_bytes long, or NULL with 0), or -1 if out of memory.
  */
 static int
-factor_slides(const plan_ctx *ctx, const plan_win *req, int n_req,
-			  int64_t **out)
+factor_slides(const plan_ctx *ctx, plan_mem *mem, const plan_win *req,
+			  int n_req, int64_t **out, size_t *out_bytes)
 {
 	int64_t    *d = NULL;
 	int			count = 0;
@@ -294,11 +350,13 @@ factor_slides(const plan_ctx *ctx, const plan_win *req, int n_req,
 			if (count + 2 > capacity)
 			{
 				int			newcap = capacity ? capacity * 2 : 64;
-				int64_t    *nd = realloc(d, (size_t) newcap * sizeof(int64_t));
+				int64_t    *nd = plan_realloc(mem, d,
+											  (size_t) capacity * sizeof(int64_t),
+											  (size_t) newcap * sizeof(int64_t));
 
 				if (nd == NULL)
 				{
-					free(d);
+					plan_free(mem, d, (size_t) capacity * sizeof(int64_t));
 					return -1;
 				}
 				d = nd;
@@ -315,6 +373,7 @@ factor_slides(const plan_ctx *ctx, const plan_win *req, int n_req,
 		if (distinct == 0 || d[i] != d[distinct - 1])
 			d[distinct++] = d[i];
 	*out = d;
+	*out_bytes = (size_t) capacity * sizeof(int64_t);
 	return distinct;
 }
 
@@ -323,25 +382,28 @@ factor_slides(const plan_ctx *ctx, const plan_win *req, int n_req,
  * capped: tumbling windows with the largest ranges (fewest instances),
  * then, in covered-by mode, hopping windows by decreasing slide and
  * increasing range.  Every candidate covers at least one requested window
- * under the mode, and is covered by the root.  Returns the count, or -1 if
- * out of memory.
+ * under the mode, and is covered by the root.  Returns the count, with
+ * *out from mem (CANDIDATES_BYTES long), or -1 if out of memory.
  */
+#define CANDIDATES_BYTES (WA_PLAN_MAX_CANDIDATES * sizeof(cand))
+
 static int
-factor_candidates(const plan_ctx *ctx, const plan_win *req, int n_req,
-				  cand **out)
+factor_candidates(const plan_ctx *ctx, plan_mem *mem, const plan_win *req,
+				  int n_req, cand **out)
 {
 	int64_t    *d;
-	int			nd = factor_slides(ctx, req, n_req, &d);
+	size_t		d_bytes;
+	int			nd = factor_slides(ctx, mem, req, n_req, &d, &d_bytes);
 	cand	   *c;
 	int			count = 0;
 
 	*out = NULL;
 	if (nd < 0)
 		return -1;
-	c = malloc(WA_PLAN_MAX_CANDIDATES * sizeof(cand));
+	c = plan_alloc(mem, CANDIDATES_BYTES);
 	if (c == NULL)
 	{
-		free(d);
+		plan_free(mem, d, d_bytes);
 		return -1;
 	}
 
@@ -381,7 +443,7 @@ factor_candidates(const plan_ctx *ctx, const plan_win *req, int n_req,
 			}
 		}
 	}
-	free(d);
+	plan_free(mem, d, d_bytes);
 	*out = c;
 	return count;
 }
@@ -471,10 +533,11 @@ prune_factors(const plan_ctx *ctx, plan_win *w, int count, int n_req,
  * Returns the window count, or -1 if out of memory.
  */
 static int
-add_factors(const plan_ctx *ctx, plan_win *w, int n_req, plan_choice *cur)
+add_factors(const plan_ctx *ctx, plan_mem *mem, plan_win *w, int n_req,
+			plan_choice *cur)
 {
 	cand	   *c;
-	int			nc = factor_candidates(ctx, w, n_req, &c);
+	int			nc = factor_candidates(ctx, mem, w, n_req, &c);
 	int			count = n_req;
 	int			rounds = 0;
 
@@ -523,7 +586,7 @@ add_factors(const plan_ctx *ctx, plan_win *w, int n_req, plan_choice *cur)
 		choose_parents(ctx, w, count, cur);
 		count = prune_factors(ctx, w, count, n_req, cur);
 	}
-	free(c);
+	plan_free(mem, c, CANDIDATES_BYTES);
 	return count;
 }
 
@@ -532,22 +595,23 @@ add_factors(const plan_ctx *ctx, plan_win *w, int n_req, plan_choice *cur)
  * ----------------------------------------------------------------
  */
 
+/* On failure, what was allocated stays for free_choice */
 static bool
-alloc_choice(plan_choice *pc, int capacity)
+alloc_choice(plan_mem *mem, plan_choice *pc, int capacity)
 {
-	pc->parent = malloc((size_t) capacity * sizeof(int));
-	pc->m = malloc((size_t) capacity * sizeof(int64_t));
-	pc->cost = malloc((size_t) capacity * sizeof(double));
+	pc->parent = plan_alloc(mem, (size_t) capacity * sizeof(int));
+	pc->m = plan_alloc(mem, (size_t) capacity * sizeof(int64_t));
+	pc->cost = plan_alloc(mem, (size_t) capacity * sizeof(double));
 	pc->total = 0.0;
 	return pc->parent != NULL && pc->m != NULL && pc->cost != NULL;
 }
 
 static void
-free_choice(plan_choice *pc)
+free_choice(plan_mem *mem, plan_choice *pc, int capacity)
 {
-	free(pc->parent);
-	free(pc->m);
-	free(pc->cost);
+	plan_free(mem, pc->parent, (size_t) capacity * sizeof(int));
+	plan_free(mem, pc->m, (size_t) capacity * sizeof(int64_t));
+	plan_free(mem, pc->cost, (size_t) capacity * sizeof(double));
 }
 
 const char *
@@ -555,6 +619,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 			  const wa_plan_options *options, wa_plan *plan)
 {
 	plan_ctx	ctx;
+	plan_mem	mem;
 	plan_win   *w;
 	plan_choice cur;
 	double		alg1_total;
@@ -601,10 +666,13 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 		ctx.period = a * ranges[i];
 	}
 
+	mem.allocator = options->allocator ? *options->allocator :
+		wa_libc_allocator;
+	mem.held = 0;
 	capacity = n + (options->factor_windows && !options->root_only ?
 					 WA_PLAN_MAX_FACTORS : 0);
-	w = malloc((size_t) capacity * sizeof(plan_win));
-	if (w == NULL || !alloc_choice(&cur, capacity))
+	w = plan_alloc(&mem, (size_t) capacity * sizeof(plan_win));
+	if (w == NULL || !alloc_choice(&mem, &cur, capacity))
 	{
 		err = "out of memory";
 		goto done;
@@ -631,7 +699,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 	count = n;
 	if (options->factor_windows && !options->root_only)
 	{
-		count = add_factors(&ctx, w, n, &cur);
+		count = add_factors(&ctx, &mem, w, n, &cur);
 		if (count < 0)
 		{
 			err = "out of memory";
@@ -645,15 +713,20 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 		}
 	}
 
-	/* zeroed, padding included, so that equal plans compare equal */
-	plan->nodes = calloc((size_t) count, sizeof(wa_plan_node));
+	plan->nodes = plan_alloc(&mem, (size_t) count * sizeof(wa_plan_node));
 	if (plan->nodes == NULL)
 	{
 		err = "out of memory";
 		goto done;
 	}
+	/* zeroed, padding included, so that equal plans compare equal */
+	memset(plan->nodes, 0, (size_t) count * sizeof(wa_plan_node));
 	for (int i = 0; i < count; i++)
 	{
+		/* a forest: every parent is the root or another node */
+		WA_ASSERT(cur.parent[i] == WA_PLAN_ROOT ||
+				  (cur.parent[i] >= 0 && cur.parent[i] < count &&
+				   cur.parent[i] != i));
 		plan->nodes[i].range = w[i].r;
 		plan->nodes[i].slide = w[i].s;
 		plan->nodes[i].factor = w[i].factor;
@@ -665,6 +738,7 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 		plan->nodes[i].cost = cur.cost[i];
 	}
 	plan->n_nodes = count;
+	plan->allocator = mem.allocator;
 	plan->n_requested = n;
 	plan->mode = ctx.mode;
 	plan->period = ctx.period;
@@ -672,13 +746,12 @@ wa_plan_build(const int64_t *ranges, const int64_t *slides, int n,
 	plan->alg1_cost = alg1_total;
 
 done:
-	free(w);
-	free_choice(&cur);
+	/* nothing fails once the nodes are allocated: on failure there are none */
+	plan_free(&mem, w, (size_t) capacity * sizeof(plan_win));
+	free_choice(&mem, &cur, capacity);
 	if (err != NULL)
-	{
-		free(plan->nodes);
 		memset(plan, 0, sizeof(*plan));
-	}
+	WA_ASSERT(mem.held == (size_t) plan->n_nodes * sizeof(wa_plan_node));
 	return err;
 }
 
@@ -687,6 +760,8 @@ wa_plan_free(wa_plan *plan)
 {
 	if (plan == NULL)
 		return;
-	free(plan->nodes);
+	if (plan->nodes != NULL)
+		plan->allocator.free(plan->allocator.arg, plan->nodes,
+							 (size_t) plan->n_nodes * sizeof(wa_plan_node));
 	memset(plan, 0, sizeof(*plan));
 }

@@ -52,6 +52,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wa_allocator.h"
+
 typedef enum wa_cover_mode
 {
 	WA_COVERED_BY,				/* min/max only: overlapping parents allowed */
@@ -93,7 +95,9 @@ typedef struct wa_plan
 	int			n_nodes;		/* requested windows first, in input order,
 								 * then factor windows */
 	int			n_requested;
-	wa_plan_node *nodes;		/* malloc'd; free with wa_plan_free */
+	wa_plan_node *nodes;		/* from allocator; free with wa_plan_free */
+	wa_allocator allocator;		/* the options' (a copy): wa_plan_free
+								 * gives the nodes back to it */
 	wa_cover_mode mode;			/* as in the options */
 	int64_t		period;			/* R = lcm of the requested ranges */
 	double		total_cost;		/* the plan: sum of node costs */
@@ -112,6 +116,10 @@ typedef struct wa_plan_options
 	bool		root_only;		/* no sharing: every window from the root
 								 * (windows whose instances do not line up) */
 	int64_t		max_multiplier; /* > 0: no parent with M above this */
+	const wa_allocator *allocator;	/* every byte of the plan and of the
+									 * planning; NULL: the C library's,
+									 * for standalone tools and tests
+									 * only (wa_allocator.h) */
 } wa_plan_options;
 
 /*
@@ -119,11 +127,15 @@ typedef struct wa_plan_options
  * multiple of their slide, or that are not covered by the root, are
  * planned from the root only.  Returns NULL on success, else a static
  * message naming the problem (empty set, non-positive values, a period
- * that overflows int64).
+ * that overflows int64, "out of memory" from an allocator that returned
+ * NULL).  Scratch memory is given back before it returns, whatever it
+ * returns; on success the plan holds only its nodes, taken from
+ * options->allocator, until wa_plan_free.  On failure the plan is empty.
  */
 extern const char *wa_plan_build(const int64_t *ranges, const int64_t *slides,
 								 int n, const wa_plan_options *options,
 								 wa_plan *plan);
+/* Give the nodes back; the plan is then empty, and may be freed again. */
 extern void wa_plan_free(wa_plan *plan);
 
 #endif							/* WA_PLANNER_H */

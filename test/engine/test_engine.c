@@ -2573,6 +2573,70 @@ test_assertions_on(void)
 		  WEXITSTATUS(status));
 }
 
+/*
+ * The coverage plan's memory: wa_engine_plan takes every byte from
+ * config->allocator and wa_plan_free gives it all back; an engine plans
+ * through its own accounted memory, so its peak covers the planning.
+ */
+static void
+test_plan_memory(void)
+{
+	static const wa_window win[] = {
+		{10, 10, 0}, {20, 20, 0}, {30, 30, 0}, {40, 40, 0}
+	};
+	counting_alloc ca;
+	wa_allocator al;
+	wa_config	cfg;
+	wa_plan		plan;
+	wa_engine  *eng;
+	wa_stats	st;
+	int64_t		g;
+	int64_t		plan_peak;
+	const char *msg;
+	mini		m;
+
+	memset(&m, 0, sizeof(m));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.n_windows = 4;
+	cfg.windows = win;
+	cfg.n_aggs = N_AGGS;
+	cfg.aggs = test_aggs;
+	cfg.share_windows = true;
+	cfg.emit = mini_emit;
+	cfg.emit_arg = &m;
+	cfg.allocator = &al;
+
+	ca_setup(&ca, &al);
+	msg = wa_engine_plan(&cfg, &plan, &g);
+	plan_peak = ca.peak_bytes;
+	check(msg == NULL && ca.n_allocs > 0 &&
+		  ca.live_bytes == (int64_t) (plan.n_nodes * sizeof(wa_plan_node)),
+		  "wa_engine_plan: from config->allocator, only the nodes held",
+		  "%s; %" PRId64 " allocations, %" PRId64 " bytes held",
+		  msg ? msg : "planned", ca.n_allocs, ca.live_bytes);
+	wa_plan_free(&plan);
+	check(ca.live_bytes == 0 && ca.live_blocks == 0 && ca.errors == 0,
+		  "wa_engine_plan: wa_plan_free gives every byte back",
+		  "%" PRId64 " bytes in %" PRId64 " blocks held; %s", ca.live_bytes,
+		  ca.live_blocks, ca.first_error);
+
+	ca_setup(&ca, &al);
+	eng = wa_engine_create(&cfg);
+	wa_engine_get_stats(eng, &st);
+	check(st.peak_mem_bytes == (uint64_t) ca.peak_bytes &&
+		  ca.peak_bytes >= plan_peak &&
+		  st.mem_bytes == (uint64_t) ca.live_bytes,
+		  "shared windows: the engine accounts its planning's memory",
+		  "engine peak %" PRIu64 ", allocator peak %" PRId64 ", planning "
+		  "alone %" PRId64 "; engine holds %" PRIu64 ", allocator %" PRId64,
+		  st.peak_mem_bytes, ca.peak_bytes, plan_peak, st.mem_bytes,
+		  ca.live_bytes);
+	wa_engine_destroy(eng);
+	check(ca.live_bytes == 0 && ca.errors == 0,
+		  "shared windows: destroy gives every byte back", "%" PRId64
+		  " bytes held; %s", ca.live_bytes, ca.first_error);
+}
+
 static void
 expect_reject(const char *name, const wa_config *cfg, const char *field1,
 			  const char *field2)
@@ -4273,6 +4337,7 @@ main(int argc, char **argv)
 		test_slice_width();
 		test_empty();
 		test_default_allocator();
+		test_plan_memory();
 		test_late_within_lateness();
 		test_late_from_kept();
 		test_past_lateness();

@@ -15,7 +15,10 @@
  * on invalid input, and on random window sets, where every plan must be a
  * well-formed forest whose edges are coverage edges, whose costs add up,
  * whose Algorithm 1 total matches a brute-force recomputation, and which is
- * never worse than the best single factor window.
+ * never worse than the best single factor window.  Its memory is checked
+ * with a counting allocator that can fail on demand: every byte comes from
+ * the caller's allocator, planning gives back all its scratch whatever it
+ * returns, and wa_plan_free gives back the rest.
  *
  * Linked into test_engine, which calls test_planner() with its check();
  * built with -DTEST_PLANNER_MAIN it runs alone (make check-planner).
@@ -1110,6 +1113,189 @@ test_invalid(void)
 }
 
 /* ----------------------------------------------------------------
+ * Memory
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A counting allocator that checks the sizes frees and reallocs pass back
+ * and fails (returns NULL) at one chosen call.
+ */
+typedef struct plan_counter
+{
+	int64_t		live;			/* bytes held */
+	int64_t		peak;
+	int64_t		calls;			/* allocs and reallocs so far */
+	int64_t		reallocs;
+	int64_t		fail_at;		/* the call (from 0) that fails, or -1 */
+	int64_t		errors;			/* wrong sizes, NULL reallocs */
+} plan_counter;
+
+#define PC_HDR 16				/* the block's size, then the user's bytes */
+
+static void *
+pc_alloc(void *arg, size_t size)
+{
+	plan_counter *pc = arg;
+	char	   *h;
+
+	if (pc->calls++ == pc->fail_at)
+		return NULL;
+	h = malloc(PC_HDR + size);
+	if (h == NULL)
+		abort();
+	memcpy(h, &size, sizeof(size));
+	pc->live += (int64_t) size;
+	if (pc->live > pc->peak)
+		pc->peak = pc->live;
+	return h + PC_HDR;
+}
+
+static void *
+pc_realloc(void *arg, void *ptr, size_t old_size, size_t new_size)
+{
+	plan_counter *pc = arg;
+	char	   *h;
+	size_t		size;
+
+	pc->reallocs++;
+	if (ptr == NULL)
+	{
+		pc->errors++;			/* wa_allocator.h: never */
+		return pc_alloc(arg, new_size);
+	}
+	if (pc->calls++ == pc->fail_at)
+		return NULL;			/* the block stays as it was */
+	h = (char *) ptr - PC_HDR;
+	memcpy(&size, h, sizeof(size));
+	if (size != old_size)
+		pc->errors++;
+	h = realloc(h, PC_HDR + new_size);
+	if (h == NULL)
+		abort();
+	memcpy(h, &new_size, sizeof(new_size));
+	pc->live += (int64_t) new_size - (int64_t) size;
+	if (pc->live > pc->peak)
+		pc->peak = pc->live;
+	return h + PC_HDR;
+}
+
+static void
+pc_free(void *arg, void *ptr, size_t size)
+{
+	plan_counter *pc = arg;
+	char	   *h = (char *) ptr - PC_HDR;
+	size_t		held;
+
+	memcpy(&held, h, sizeof(held));
+	if (held != size)
+		pc->errors++;
+	pc->live -= (int64_t) held;
+	free(h);
+}
+
+static void
+pc_setup(plan_counter *pc, wa_allocator *al, int64_t fail_at)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->fail_at = fail_at;
+	al->alloc = pc_alloc;
+	al->realloc = pc_realloc;
+	al->free = pc_free;
+	al->arg = pc;
+}
+
+/*
+ * Plan through a counting allocator: after planning only the nodes are
+ * held, and after wa_plan_free nothing, though the allocator struct the
+ * options pointed to is gone by then (the plan keeps a copy).  Then fail
+ * each allocation of that planning in turn: "out of memory", an empty
+ * plan, and nothing held.
+ */
+static void
+test_memory(void)
+{
+	/* 720720 has 240 divisors: the slide list grows by realloc */
+	static const int64_t hr[] = {2 * 720720, 3 * 720720, 720720};
+	static const int64_t hs[] = {720720, 720720, 720720};
+	static const int64_t tr[] = {10, 20, 30, 40};
+	struct
+	{
+		const char *what;
+		const int64_t *ranges;
+		const int64_t *slides;
+		int			n;
+		wa_cover_mode mode;
+	}			cases[] = {
+		{"example 6 with factors", tr, tr, 4, WA_PARTITIONED_BY},
+		{"hopping, slide 720720, covered-by", hr, hs, 3, WA_COVERED_BY},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		wa_plan_options o = paper_options(cases[i].mode, true);
+		plan_counter pc;
+		wa_allocator al;
+		wa_plan		p;
+		const char *msg;
+		int64_t		calls;
+		int64_t		nodes_bytes;
+		char		name[160];
+		char		why[200] = "";
+		bool		ok = true;
+
+		o.allocator = &al;
+		pc_setup(&pc, &al, -1);
+		msg = wa_plan_build(cases[i].ranges, cases[i].slides, cases[i].n,
+							&o, &p);
+		nodes_bytes = (int64_t) (p.n_nodes * sizeof(wa_plan_node));
+		calls = pc.calls;
+		snprintf(name, sizeof(name),
+				 "planner memory, %s: from the allocator, only the nodes "
+				 "held after planning", cases[i].what);
+		check(msg == NULL && calls > 1 && pc.peak > nodes_bytes &&
+			  pc.live == nodes_bytes && pc.errors == 0, name,
+			  "%s; %" PRId64 " calls, peak %" PRId64 ", %" PRId64
+			  " held for %" PRId64 " bytes of nodes, %" PRId64 " errors",
+			  msg ? msg : "planned", calls, pc.peak, pc.live, nodes_bytes,
+			  pc.errors);
+		memset(&al, 0, sizeof(al));
+		wa_plan_free(&p);
+		snprintf(name, sizeof(name),
+				 "planner memory, %s: wa_plan_free gives every byte back to "
+				 "the plan's allocator", cases[i].what);
+		check(pc.live == 0 && pc.errors == 0 && p.nodes == NULL, name,
+			  "%" PRId64 " bytes held, %" PRId64 " errors", pc.live,
+			  pc.errors);
+		if (i == 1)
+			check(pc.reallocs > 0, "planner memory: slide lists grow by "
+				  "realloc", "%" PRId64 " reallocs", pc.reallocs);
+
+		for (int64_t k = 0; k < calls && ok; k++)
+		{
+			pc_setup(&pc, &al, k);
+			memset(&p, 0x5a, sizeof(p));
+			msg = wa_plan_build(cases[i].ranges, cases[i].slides, cases[i].n,
+								&o, &p);
+			if (msg == NULL || strcmp(msg, "out of memory") != 0 ||
+				p.nodes != NULL || p.n_nodes != 0 || pc.live != 0 ||
+				pc.errors != 0)
+			{
+				ok = false;
+				snprintf(why, sizeof(why), "call %" PRId64 " failing: %s, "
+						 "%" PRId64 " bytes held, %" PRId64 " errors", k,
+						 msg ? msg : "planned", pc.live, pc.errors);
+			}
+			wa_plan_free(&p);
+		}
+		snprintf(name, sizeof(name),
+				 "planner memory, %s: out of memory at each of %" PRId64
+				 " calls gives everything back", cases[i].what, calls);
+		check(ok, name, "%s", why);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Random window sets
  * ----------------------------------------------------------------
  */
@@ -1356,6 +1542,7 @@ test_planner(planner_check_fn check_fn)
 	test_small_plans();
 	test_ties_and_pruning();
 	test_invalid();
+	test_memory();
 	test_random_plans(UINT64_C(7), 300);
 }
 
