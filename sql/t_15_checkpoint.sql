@@ -124,6 +124,26 @@ SELECT bad_status('%format 9%');
 SELECT set_bad(decode('08000000' || '01000000', 'hex'));
 SELECT windowagg.resume('ck_bad');
 SELECT bad_status('%reaches past%');
+-- a stored watermark that is not a whole tick (a hand edit, a foreign
+-- dump) is read as a number, never as text: NaN, a fraction and a value
+-- beyond the tick range each stop the pipeline
+CREATE TABLE ck_bad_wm AS
+SELECT pp.watermark FROM windowagg.pipeline_progress pp JOIN windowagg.pipelines p
+ON p.id = pp.pipeline WHERE p.name = 'ck_bad';
+CREATE FUNCTION set_bad_watermark(wm numeric) RETURNS void LANGUAGE sql AS $$
+    UPDATE windowagg.pipeline_progress pp SET watermark = wm FROM windowagg.pipelines p
+    WHERE p.id = pp.pipeline AND p.name = 'ck_bad';
+$$;
+SELECT set_bad_watermark('NaN');
+SELECT windowagg.resume('ck_bad');
+SELECT bad_status('%is NaN');
+SELECT set_bad_watermark(1.5);
+SELECT windowagg.resume('ck_bad');
+SELECT bad_status('%whole number');
+SELECT set_bad_watermark(2::numeric ^ 101);
+SELECT windowagg.resume('ck_bad');
+SELECT bad_status('%range of ticks');
+SELECT set_bad_watermark((SELECT watermark FROM ck_bad_wm));
 -- put right
 DELETE FROM windowagg.checkpoints c USING windowagg.pipelines p
 WHERE p.id = c.pipeline AND p.name = 'ck_bad';

@@ -438,24 +438,6 @@ discard_engine(WaPipelineSlot *slot)
 		LWLockRelease(&slot->state_lock);
 }
 
-static wa_tick
-numeric_to_tick(Datum d, bool isnull)
-{
-	char	   *s;
-	wa_tick		v = 0;
-	bool		negative;
-
-	if (isnull)
-		return WA_TICK_MIN;
-	s = DatumGetCString(DirectFunctionCall1(numeric_out, d));
-	if (strcmp(s, "Infinity") == 0)
-		return WA_TICK_MAX;
-	negative = *s == '-';
-	for (char *p = s + (negative ? 1 : 0); *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (*p - '0');
-	return negative ? -v : v;
-}
-
 static Datum
 tick_to_numeric(wa_tick t, bool *isnull)
 {
@@ -466,6 +448,28 @@ tick_to_numeric(wa_tick t, bool *isnull)
 		return DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
 								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 	return wa_int128_to_numeric(t);
+}
+
+/* The watermark of the progress row, which must be a whole tick. */
+static wa_tick
+stored_watermark(Worker *w, Datum value)
+{
+	wa_tick		wm = 0;
+	WaNumericTickProblem problem = wa_numeric_to_tick(value, &wm);
+
+	if (problem == WA_NUMERIC_TICK_OK)
+		return wm;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 problem == WA_NUMERIC_TICK_NAN ?
+			 errmsg("the watermark stored for pipeline \"%s\" is NaN", w->def->name) :
+			 problem == WA_NUMERIC_TICK_FRACTION ?
+			 errmsg("the watermark stored for pipeline \"%s\" is not a whole number", w->def->name) :
+			 errmsg("the watermark stored for pipeline \"%s\" lies beyond the range of ticks", w->def->name),
+			 errdetail("A watermark is a whole number of ticks between -2^100 and 2^100, or Infinity."),
+			 errhint("Set windowagg.pipeline_progress.watermark to such a number, or to NULL, then call windowagg.resume('%s').",
+					 w->def->name)));
+	return wm;					/* not reached */
 }
 
 /* Load the definition, the offset and the slices (in a transaction). */
@@ -532,7 +536,7 @@ restore(Worker *w)
 	time.seen_event = !isnull;
 	/* apart: the order in which arguments are evaluated is unspecified */
 	watermark = SPI_getbinval(tup, desc, 4, &isnull);
-	time.wm = numeric_to_tick(watermark, isnull);
+	time.wm = isnull ? WA_TICK_MIN : stored_watermark(w, watermark);
 	memset(&w->committed, 0, sizeof(w->committed));
 	w->committed.max_event_time = time.max_ts;
 	w->committed.events_in = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));

@@ -67,6 +67,16 @@ typedef enum WaEventTimeProblem
 /* An event time of type typid in ticks, or why it has none. */
 extern WaEventTimeProblem wa_event_time_ticks(Oid typid, Datum value,
 											  bool isnull, int64 *ticks);
+/* A tick stored as a numeric, or what is wrong with it. */
+typedef enum WaNumericTickProblem
+{
+	WA_NUMERIC_TICK_OK,
+	WA_NUMERIC_TICK_NAN,
+	WA_NUMERIC_TICK_FRACTION,
+	WA_NUMERIC_TICK_OUT_OF_RANGE
+} WaNumericTickProblem;
+
+extern WaNumericTickProblem wa_numeric_to_tick(Datum value, wa_tick *tick);
 /* A time zone by name (NULL: the session's), or error. */
 extern pg_tz *wa_time_zone(const char *name, const char *pipeline);
 /* The wall-clock time in zone at now, as a timestamp without time zone. */

@@ -291,3 +291,41 @@ wa_event_time_ticks(Oid typid, Datum value, bool isnull, int64 *ticks)
 	}
 	return WA_EVENT_TIME_OK;
 }
+
+/*
+ * A tick stored as a numeric (a pipeline's watermark): a whole number in
+ * the engine's tick range, or +-Infinity (WA_TICK_MAX, WA_TICK_MIN).  Read
+ * by numeric arithmetic, in two halves that each fit in int64, never from
+ * its text; anything else (a hand edit, a foreign dump) is a problem for
+ * the caller to report.
+ */
+WaNumericTickProblem
+wa_numeric_to_tick(Datum value, wa_tick *tick)
+{
+	Numeric		n = DatumGetNumeric(value);
+	Datum		zero = NumericGetDatum(int64_to_numeric(0));
+	Datum		half = NumericGetDatum(int64_to_numeric(INT64CONST(1) << 50));
+	Datum		high;
+	Datum		low;
+
+	if (numeric_is_nan(n))
+		return WA_NUMERIC_TICK_NAN;
+	if (numeric_is_inf(n))
+	{
+		*tick = DatumGetBool(DirectFunctionCall2(numeric_gt, value, zero)) ?
+			WA_TICK_MAX : WA_TICK_MIN;
+		return WA_NUMERIC_TICK_OK;
+	}
+	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, value,
+										  DirectFunctionCall1(numeric_floor, value))))
+		return WA_NUMERIC_TICK_FRACTION;
+	if (DatumGetBool(DirectFunctionCall2(numeric_gt, value, wa_int128_to_numeric(WA_TICK_MAX))) ||
+		DatumGetBool(DirectFunctionCall2(numeric_lt, value, wa_int128_to_numeric(WA_TICK_MIN))))
+		return WA_NUMERIC_TICK_OUT_OF_RANGE;
+	/* value = high * 2^50 + low, both truncated towards zero */
+	high = DirectFunctionCall2(numeric_div_trunc, value, half);
+	low = DirectFunctionCall2(numeric_mod, value, half);
+	*tick = (wa_tick) DatumGetInt64(DirectFunctionCall1(numeric_int8, high)) *
+		((wa_tick) 1 << 50) + DatumGetInt64(DirectFunctionCall1(numeric_int8, low));
+	return WA_NUMERIC_TICK_OK;
+}
