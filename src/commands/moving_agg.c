@@ -464,10 +464,10 @@ wa_moving_minvfunc(PG_FUNCTION_ARGS)
 	MovingState *state;
 
 	if (PG_ARGISNULL(0))
-		elog(ERROR, "windowagg inverse transition called without a state");
+		elog(ERROR, "inverse transition function called without a state");
 	state = (MovingState *) PG_GETARG_POINTER(0);
 	if (wa_fifo_length(&state->fifo) == 0)
-		elog(ERROR, "windowagg inverse transition called on an empty frame");
+		elog(ERROR, "inverse transition function called on an empty frame");
 	if (state->holds_datums)
 	{
 		/* pop first: popping may flip, which compares the oldest value */

@@ -210,7 +210,7 @@ spi_exec_ddl(const char *sql)
 	int			ret = SPI_execute(sql, false, 0);
 
 	if (ret < 0)
-		elog(ERROR, "windowagg could not run \"%s\": %s", sql,
+		elog(ERROR, "could not run \"%s\": %s", sql,
 			 SPI_result_code_string(ret));
 }
 

@@ -60,7 +60,7 @@ wa_catalog_pipelines_relid(void)
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("windowagg's catalog table windowagg.pipelines does not exist"),
+				 errmsg("table windowagg.pipelines does not exist"),
 				 errhint("Create the extension with CREATE EXTENSION windowagg.")));
 	return relid;
 }
@@ -152,10 +152,10 @@ run_statement(CatalogStatement *st)
 	{
 		st->plan = SPI_prepare(st->sql, st->nargs, st->argtypes);
 		if (st->plan == NULL)
-			elog(ERROR, "could not prepare windowagg catalog statement: %s",
+			elog(ERROR, "could not prepare a statement on the pipeline catalog: %s",
 				 SPI_result_code_string(SPI_result));
 		if (SPI_keepplan(st->plan) != 0)
-			elog(ERROR, "could not keep the plan of a windowagg catalog statement");
+			elog(ERROR, "could not keep the plan of a statement on the pipeline catalog");
 		return 0;
 	}
 	if (st->plan != NULL)
@@ -192,7 +192,7 @@ wa_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	int			ret = in_catalog_scope(&st);
 
 	if (ret < 0)
-		elog(ERROR, "windowagg catalog statement failed: %s",
+		elog(ERROR, "statement on the pipeline catalog failed: %s",
 			 SPI_result_code_string(ret));
 	return ret;
 }

@@ -166,7 +166,7 @@ discovery_failed(TimestampTz now, const char *why)
 
 		ereport(WARNING,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("windowagg could not find the pipelines of database %u: %s",
+				 errmsg("could not find the pipelines of database %u: %s",
 						dbid, why),
 				 errdetail("They do not run until it can; it tries again after a growing delay."),
 				 errhint("Raise max_worker_processes.")));
@@ -187,7 +187,7 @@ discovery_succeeded(Oid dbid)
 	if (list_member_oid(discovery.warned, dbid))
 	{
 		ereport(LOG,
-				(errmsg("windowagg found the pipelines of database %u", dbid)));
+				(errmsg("found the pipelines of database %u", dbid)));
 		discovery.warned = list_delete_oid(discovery.warned, dbid);
 	}
 	discovery.pending = list_delete_oid(discovery.pending, dbid);
@@ -415,7 +415,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 		if (!ls->warned_no_worker)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("windowagg could not start a worker for pipeline \"%s\" of database %u",
+					 errmsg("could not start a background worker for pipeline \"%s\" of database %u",
 							slot->name, slot->dbid),
 					 errdetail("It is tried again every second."),
 					 errhint("Raise max_worker_processes.")));

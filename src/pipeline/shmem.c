@@ -131,7 +131,7 @@ wa_require_shared(void)
 	if (wa_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("windowagg pipelines need windowagg in shared_preload_libraries"),
+				 errmsg("pipelines need the windowagg library in shared_preload_libraries"),
 				 errhint("Add windowagg to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
@@ -487,7 +487,7 @@ arena_alloc(void *arg, size_t size)
 	if (!DsaPointerIsValid(dp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("windowagg shared memory is exhausted"),
+				 errmsg("shared memory for pipelines is exhausted"),
 				 errdetail("Pipeline \"%s\" needs %zu more bytes; the pool of windowagg.shared_memory (%d MB) is full.",
 						   slot->name, size, wa_shared_memory_mb),
 				 errhint("Raise windowagg.shared_memory and restart the server, or lower windowagg.max_state_memory so that pipelines stop before the pool is full.")));

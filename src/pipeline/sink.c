@@ -215,7 +215,7 @@ write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
 		register_panes(sink, store);
 		ret = SPI_execute_plan(plan, &epoch_time, NULL, false, 0);
 		if (ret < 0)
-			elog(ERROR, "windowagg could not write panes: %s",
+			elog(ERROR, "could not write panes: %s",
 				 SPI_result_code_string(ret));
 		unregister_panes();
 	}
@@ -520,7 +520,7 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 
 		columns_to_arrays(&sink->dead, args);
 		if (SPI_execute_plan(sink->dead_plan, args, NULL, false, 0) < 0)
-			elog(ERROR, "windowagg could not write dead letters");
+			elog(ERROR, "could not write dead letters");
 	}
 }
 

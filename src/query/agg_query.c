@@ -84,6 +84,10 @@ is_ordered_integer_like(Oid t)
  * result type PostgreSQL itself gives it, so that results line up with
  * plain GROUP BY.
  */
+/* What the kernels compute, for the errors that refuse the rest. */
+#define SUPPORTED_AGGREGATES \
+	gettext_noop("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types.")
+
 static void
 map_aggregate(Aggref *aggref, WaAggColumn *col)
 {
@@ -95,7 +99,7 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("aggregate %s is not supported", name),
-				 errhint("Supported aggregates are count, sum, avg, min, max, variance, var_samp, var_pop, stddev, stddev_samp and stddev_pop.")));
+				 errdetail("%s", _(SUPPORTED_AGGREGATES))));
 	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -159,7 +163,7 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("aggregate %s(%s) is not supported", name,
 						format_type_be(in)),
-				 errdetail("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types."),
+				 errdetail("%s", _(SUPPORTED_AGGREGATES)),
 				 errhint("Cast the argument, for example %s(x::float8).", name)));
 }
 

@@ -294,7 +294,7 @@ run_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
 	options.dest = &receiver.pub;
 	ret = SPI_execute_plan_extended(plan, &options);
 	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "windowagg could not read the source: %s",
+		elog(ERROR, "could not read the source of the pipeline: %s",
 			 SPI_result_code_string(ret));
 }
 

@@ -129,7 +129,7 @@ my ($ret, $stdout, $stderr) = $plain->psql('postgres', q{
 	SELECT windowagg.create_pipeline('p', 'SELECT k, count(*) FROM src GROUP BY k', 't',
 	                                 ARRAY[windowagg.tumbling(10)])});
 isnt($ret, 0, 'create_pipeline fails without the preload');
-like($stderr, qr/windowagg pipelines need windowagg in shared_preload_libraries/, 'the error says why');
+like($stderr, qr/pipelines need the windowagg library in shared_preload_libraries/, 'the error says why');
 like($stderr, qr/HINT:  Add windowagg to shared_preload_libraries/, 'and how to fix it');
 # the batch functions work regardless
 is($plain->safe_psql('postgres', q{

@@ -203,7 +203,7 @@ as_role('bob', 'postgres', q{
 is(as_role('bob', 'postgres', "SELECT windowagg.wait('b1')"), 't', "bob's pipeline keeps up");
 is($node->safe_psql('postgres', "SELECT status FROM windowagg.stat_pipelines WHERE name = 'b1'"),
 	'running', 'and runs');
-ok(!$node->log_contains('shared memory is exhausted'), 'the pool never ran out');
+ok(!$node->log_contains('shared memory for pipelines is exhausted'), 'the pool never ran out');
 
 #
 # 4. Interrupts under the state lock.  Every key has one event time with

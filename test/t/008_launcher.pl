@@ -39,7 +39,7 @@ my $log_offset = -s $node->logfile;
 $node->start;
 $node->safe_psql('postgres', 'INSERT INTO src (k, t) SELECT i % 3, i FROM generate_series(101, 300) i');
 
-ok($node->wait_for_log(qr/windowagg could not find the pipelines of database \d+: no background worker slot was free/,
+ok($node->wait_for_log(qr/could not find the pipelines of database \d+: no background worker slot was free/,
 		$log_offset),
 	'a database that cannot be searched at start is reported');
 is($node->safe_psql('postgres',
@@ -53,7 +53,7 @@ my $leader = `pgrep -P $postmaster -f 'autoprewarm leader'`;
 chomp $leader;
 like($leader, qr/^\d+$/, 'the autoprewarm leader holds the last worker slot');
 kill 'TERM', $leader;
-ok($node->wait_for_log(qr/windowagg found the pipelines of database \d+/, $log_offset),
+ok($node->wait_for_log(qr/found the pipelines of database \d+/, $log_offset),
 	'the database is searched again once a worker slot is free');
 
 # one slot for two pipelines: one runs, the other says why it does not
@@ -63,7 +63,7 @@ ok($node->poll_query_until('postgres', q{
 	                          AND last_error LIKE 'could not start a background worker%') = 1
 	FROM windowagg.stat_pipelines}),
 	'one pipeline runs, the other reports that it cannot get a worker');
-ok($node->wait_for_log(qr/windowagg could not start a worker for pipeline "p[12]"/, $log_offset),
+ok($node->wait_for_log(qr/could not start a background worker for pipeline "p[12]"/, $log_offset),
 	'and the server log says so');
 
 # each gets the slot in turn, and has lost nothing
