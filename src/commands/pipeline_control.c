@@ -152,26 +152,13 @@ owned_pipeline_arg(FunctionCallInfo fcinfo, WaPipelineDef **def)
 	return pipeline_slot(*def);
 }
 
-/* wait(name, timeout) returns boolean */
-Datum
-wa_wait_pipeline(PG_FUNCTION_ARGS)
-{
-	WaPipelineDef *def;
-	WaPipelineSlot *slot = owned_pipeline_arg(fcinfo, &def);
-	uint64		target;
-	uint32		generation;
-
-	SpinLockAcquire(&slot->mutex);
-	target = slot->snapshot_seq;
-	generation = slot->generation;
-	SpinLockRelease(&slot->mutex);
-	PG_RETURN_BOOL(wait_for_slot(slot, generation, def->name, target, false,
-								 timeout_ms(fcinfo, 1)));
-}
-
-/* flush(name, timeout) returns boolean */
-Datum
-wa_flush_pipeline(PG_FUNCTION_ARGS)
+/*
+ * wait(name, timeout) and flush(name, timeout): until an epoch that
+ * started after the call has read everything (and, for flush, fired every
+ * window).
+ */
+static bool
+wait_or_flush(FunctionCallInfo fcinfo, bool flush)
 {
 	WaPipelineDef *def;
 	WaPipelineSlot *slot = owned_pipeline_arg(fcinfo, &def);
@@ -182,11 +169,23 @@ wa_flush_pipeline(PG_FUNCTION_ARGS)
 	target = slot->snapshot_seq;
 	generation = slot->generation;
 	/* the first epoch to start after this call flushes (0 means none) */
-	if (slot->flush_request < target + 1)
+	if (flush && slot->flush_request < target + 1)
 		slot->flush_request = target + 1;
 	SpinLockRelease(&slot->mutex);
-	PG_RETURN_BOOL(wait_for_slot(slot, generation, def->name, target, true,
-								 timeout_ms(fcinfo, 1)));
+	return wait_for_slot(slot, generation, def->name, target, flush,
+						 timeout_ms(fcinfo, 1));
+}
+
+Datum
+wa_wait_pipeline(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(wait_or_flush(fcinfo, false));
+}
+
+Datum
+wa_flush_pipeline(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(wait_or_flush(fcinfo, true));
 }
 
 /* ---------- live windows ---------- */
