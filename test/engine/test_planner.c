@@ -20,8 +20,10 @@
  * the caller's allocator, planning gives back all its scratch whatever it
  * returns, and wa_plan_free gives back the rest.
  *
- * Linked into test_engine, which calls test_planner() with its check();
- * built with -DTEST_PLANNER_MAIN it runs alone (make check-planner).
+ * The brute-force side is in planner_reference.c.  Linked with the
+ * planner, the default allocator and the assertions' failure handler only
+ * (wa_planner.c, wa_mem.c, wa_assert.c): it needs nothing else from the
+ * engine.  Output is TAP (tap.h).
  *
  * test/engine/test_planner.c
  *
@@ -29,22 +31,15 @@
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner_reference.h"
+#include "tap.h"
 #include "wa_planner.h"
 #include "wa_time.h"
-
-typedef void (*planner_check_fn) (bool ok, const char *name,
-								  const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-void		test_planner(planner_check_fn check_fn);
-
-static planner_check_fn check;
 
 /* ----------------------------------------------------------------
  * Helpers
@@ -96,58 +91,6 @@ count_factors(const wa_plan *p)
 	for (int i = 0; i < p->n_nodes; i++)
 		k += p->nodes[i].factor;
 	return k;
-}
-
-/* ----------------------------------------------------------------
- * Brute-force coverage
- * ----------------------------------------------------------------
- */
-
-typedef struct brute_cover
-{
-	bool		covered;
-	bool		partitioned;
-	int64_t		m;				/* instances per covering set, if covered */
-} brute_cover;
-
-/*
- * Enumerate the instances [k s, k s + r) of W for k up to 2 s2 + 1 (the
- * offset of k s modulo s2, which is all that matters, repeats with a period
- * dividing s2), and for each the instances of W' inside it.  hits must
- * hold r counters.
- */
-static brute_cover
-brute_force(int64_t r, int64_t s, int64_t r2, int64_t s2, int *hits)
-{
-	brute_cover res = {true, true, -1};
-
-	for (int64_t k = 0; k <= 2 * s2 + 1; k++)
-	{
-		int64_t		a = k * s;
-		int64_t		b = a + r;
-		int64_t		count = 0;
-
-		memset(hits, 0, (size_t) r * sizeof(int));
-		for (int64_t j = (a + s2 - 1) / s2; j * s2 + r2 <= b; j++)
-		{
-			count++;
-			for (int64_t p = j * s2; p < j * s2 + r2; p++)
-				hits[p - a]++;
-		}
-		for (int64_t p = 0; p < r; p++)
-		{
-			if (hits[p] == 0)
-				res.covered = false;
-			if (hits[p] > 1)
-				res.partitioned = false;
-		}
-		if (res.m == -1)
-			res.m = count;
-		else if (res.m != count)
-			res.m = -2;			/* covering sets of different sizes */
-	}
-	res.partitioned = res.partitioned && res.covered;
-	return res;
 }
 
 /*
@@ -1300,92 +1243,6 @@ test_memory(void)
  * ----------------------------------------------------------------
  */
 
-/*
- * Algorithm 1's total recomputed with brute-force coverage: each window
- * from the root or from the cheapest other requested window covering it
- * (the later of two twins from the earlier).
- */
-static double
-brute_alg1(const int64_t *r, const int64_t *s, int n,
-		   const wa_plan_options *o, int64_t period, int *hits)
-{
-	double		total = 0.0;
-
-	for (int i = 0; i < n; i++)
-	{
-		int64_t		ni = wa_recurrence(period, r[i], s[i]);
-		bool		in_i = r[i] % s[i] == 0 && s[i] % o->root == 0;
-		double		best = (double) ni *
-			(double) ((r[i] + o->root - 1) / o->root);
-
-		for (int j = 0; j < n && in_i; j++)
-		{
-			brute_cover b;
-
-			if (j == i || r[j] % s[j] != 0 || s[j] % o->root != 0 ||
-				(j > i && r[j] == r[i] && s[j] == s[i]))
-				continue;
-			b = brute_force(r[i], s[i], r[j], s[j], hits);
-			if (o->mode == WA_COVERED_BY ? b.covered : b.partitioned)
-				if ((double) ni * (double) b.m < best)
-					best = (double) ni * (double) b.m;
-		}
-		total += best;
-	}
-	return total;
-}
-
-/*
- * The cheapest plan with exactly one extra window f: every f in the mode
- * (tumbling under partitioned-by) whose range divides the period, so that
- * adding it as a requested window leaves the period, and hence every cost,
- * as it would be for a factor window.
- */
-static double
-best_single_factor(const int64_t *r, const int64_t *s, int n,
-				   const wa_plan_options *o, int64_t period, int64_t max_r,
-				   int64_t *best_r, int64_t *best_s)
-{
-	int64_t		rr[16];
-	int64_t		ss[16];
-	wa_plan_options o1 = *o;
-	double		best = -1;
-
-	o1.factor_windows = false;
-	memcpy(rr, r, (size_t) n * sizeof(int64_t));
-	memcpy(ss, s, (size_t) n * sizeof(int64_t));
-	for (int64_t fr = o->root; fr <= max_r; fr += o->root)
-	{
-		if (period % fr != 0)
-			continue;
-		for (int64_t fs = o->root; fs <= fr; fs += o->root)
-		{
-			wa_plan		p;
-			bool		dup = fr == o->root && fs == o->root;
-
-			if (fr % fs != 0 || (o->mode == WA_PARTITIONED_BY && fs != fr))
-				continue;
-			for (int i = 0; i < n; i++)
-				dup = dup || (r[i] == fr && s[i] == fs);
-			if (dup)
-				continue;
-			rr[n] = fr;
-			ss[n] = fs;
-			if (wa_plan_build(rr, ss, n + 1, &o1, &p) == NULL)
-			{
-				if (best < 0 || p.total_cost < best)
-				{
-					best = p.total_cost;
-					*best_r = fr;
-					*best_s = fs;
-				}
-				wa_plan_free(&p);
-			}
-		}
-	}
-	return best;
-}
-
 static void
 test_random_plans(uint64_t seed, int sets)
 {
@@ -1526,10 +1383,9 @@ test_random_plans(uint64_t seed, int sets)
  * ----------------------------------------------------------------
  */
 
-void
-test_planner(planner_check_fn check_fn)
+static void
+test_planner(void)
 {
-	check = check_fn;
 	test_coverage_cases();
 	property_coverage("ranges multiples of slides", draw_multiples,
 					  UINT64_C(20200901), 5000);
@@ -1546,48 +1402,9 @@ test_planner(planner_check_fn check_fn)
 	test_random_plans(UINT64_C(7), 300);
 }
 
-#ifdef TEST_PLANNER_MAIN
-
-static int	n_passed;
-static int	n_failed;
-
-static void standalone_check(bool ok, const char *name, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-static void
-standalone_check(bool ok, const char *name, const char *fmt,...)
-{
-	if (ok)
-	{
-		printf("ok - %s\n", name);
-		n_passed++;
-	}
-	else
-	{
-		char		detail[1200] = "";
-		va_list		ap;
-
-		if (fmt != NULL)
-		{
-			va_start(ap, fmt);
-			vsnprintf(detail, sizeof(detail), fmt, ap);
-			va_end(ap);
-		}
-		for (char *p = detail; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		printf("not ok - %s: %s\n", name, detail);
-		n_failed++;
-	}
-	fflush(stdout);
-}
-
 int
 main(void)
 {
-	test_planner(standalone_check);
-	printf("%d passed, %d failed\n", n_passed, n_failed);
-	return n_failed > 0 ? 1 : 0;
+	test_planner();
+	return tap_done();
 }
-
-#endif							/* TEST_PLANNER_MAIN */
