@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test/build-pg18.sh: build PostgreSQL 18 with assertions, once, into a
+# cache directory outside the work tree, and print its pg_config.
+#
+# The source is the upstream 18.6 release in ../shared/pg-src (Debian 12
+# packages only 15, and nothing else can fetch 18 on these machines).  The
+# build is configured as model extensions test against: --enable-cassert
+# --enable-debug --enable-tap-tests --with-openssl.  A finished build is
+# reused: its prefix holds a stamp naming the tarball and the options.
+#
+#   WA_PG18_CACHE   where the build goes (default /var/cache/windowagg/pg18)
+#   WA_PG18_SOURCE  the tarball (default ../shared/pg-src/postgresql-18_*.tar.bz2)
+#
+# Prints the path of its pg_config on the last line of stdout; progress
+# goes to stderr.  Run as root (it installs the build dependencies).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${WA_PG18_CACHE:-/var/cache/windowagg/pg18}
+source_tarball=${WA_PG18_SOURCE:-$(ls "$top"/../shared/pg-src/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1 || true)}
+options="--enable-cassert --enable-debug --enable-tap-tests --with-openssl"
+
+if [ -z "$source_tarball" ] || [ ! -f "$source_tarball" ]; then
+    echo "no PostgreSQL 18 source tarball (set WA_PG18_SOURCE)" >&2
+    exit 1
+fi
+stamp="$(basename "$source_tarball") $options"
+if [ -x "$cache/bin/pg_config" ] && [ "$(cat "$cache/.windowagg-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "$cache/bin/pg_config"
+    exit 0
+fi
+
+packages=(libicu-dev bison flex libreadline-dev zlib1g-dev libssl-dev pkg-config
+          libipc-run-perl gcc make)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+start=$(date +%s)
+work=$(mktemp -d /tmp/windowagg-pg18-build.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "== building PostgreSQL 18 from $(basename "$source_tarball") into $cache" >&2
+tar -xjf "$source_tarball" -C "$work"
+src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
+rm -rf "$cache"
+mkdir -p "$cache"
+log="$work/build.log"
+if ! (
+    cd "$src"
+    # shellcheck disable=SC2086
+    ./configure --prefix="$cache" $options
+    make -j"$(nproc)" world-bin
+    make install-world-bin
+) >"$log" 2>&1; then
+    tail -40 "$log" >&2
+    echo "building PostgreSQL 18 failed" >&2
+    exit 1
+fi
+echo "$stamp" > "$cache/.windowagg-stamp"
+echo "== PostgreSQL 18 built in $(( $(date +%s) - start )) s" >&2
+echo "$cache/bin/pg_config"
