@@ -182,6 +182,7 @@ wa_engine_create(const wa_config *config)
 	g = wa_config_slice_width(config, &origin0);
 	e->g = g;
 	e->base = wa_floor_mod(origin0, g);
+	e->kind = &wa_fixed_windows;
 	e->bound = config->bound;
 	e->lateness = config->lateness;
 

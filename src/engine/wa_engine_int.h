@@ -14,7 +14,8 @@
  *	  wa_late.c			fired windows that receive late data (late panes)
  *	  wa_engine_ckpt.c	checkpoint and restore
  *	  wa_live.c			the read-only live view
- *	  wa_window_kind.h	the seam for window kinds (fixed windows today)
+ *	  wa_window_kind.h	the seam for window kinds; wa_window_fixed.c
+ *						implements it for fixed windows
  *
  * Helpers that the hot path and another file both need are static inline
  * here; functions one file gives another are declared at the end, under
@@ -43,6 +44,7 @@
 #include "wa_mem.h"
 #include "wa_slices.h"
 #include "wa_twostack.h"
+#include "wa_window_kind.h"
 
 /* A window spec in slice units. */
 typedef struct spec
@@ -97,6 +99,7 @@ struct wa_engine
 	wa_mem		mem;
 	int			n_windows;		/* requested windows: emitted */
 	wa_window  *windows;
+	const wa_window_kind *kind;	/* wa_window_kind.h */
 	int			n_specs;		/* requested, then factor windows */
 	spec	   *specs;
 	int		   *fire_order;		/* spec numbers, parents first */

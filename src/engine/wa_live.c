@@ -14,18 +14,22 @@
 /*
  * The unfired windows of spec j of key k that hold data, in start order:
  * like fire_windows, from the first window ending after fired_end, jumping
- * over empty stretches.  Reads only.
+ * over empty stretches.  Reads only.  Window geometry comes from the
+ * engine's window kind (wa_window_kind.h).
  */
 static void
 live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
 			 void *arg, void *scratch, wa_result *results)
 {
-	const spec *sp = &e->specs[j];
+	const wa_window_kind *kind = e->kind;
 	const wa_slices *sl = &k->slices;
-	wa_tick		ws = align_up(sp, e->fired_end - sp->size_s + 1);
-	uint32_t	pos = wa_slices_lower_bound(sl, e->stride, ws);
+	wa_tick		ws;
+	wa_tick		last;
+	uint32_t	pos;
 	wa_pane		pane;
 
+	kind->windows_of(e, j, e->fired_end, &ws, &last);
+	pos = wa_slices_lower_bound(sl, e->stride, ws);
 	pane_key(e, k, &pane.key);
 	pane.window = j;
 	pane.kind = WA_PANE_ON_TIME;
@@ -35,12 +39,12 @@ live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
 	while (pos < sl->count)
 	{
 		wa_tick		first = wa_slices_index(sl, e->stride, pos);
-		wa_tick		we = ws + sp->size_s;
+		wa_tick		we = kind->window_end(e, j, ws);
 
 		if (first >= we)
 		{
 			/* empty window: jump to the first window holding that slice */
-			ws = align_up(sp, first - sp->size_s + 1);
+			kind->windows_of(e, j, first, &ws, &last);
 			continue;
 		}
 		wa_acc_init(&e->layout, scratch);
@@ -49,11 +53,11 @@ live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
 			wa_acc_merge(&e->layout, scratch,
 						 wa_slices_acc(sl, e->stride, p));
 		wa_acc_finalize(&e->layout, scratch, results);
-		pane.start = slice_tick(e, ws);
-		pane.end = slice_tick(e, we);
+		pane.start = kind->slice_start(e, ws);
+		pane.end = kind->slice_start(e, we);
 		fn(arg, &pane);
 
-		ws += sp->slide_s;
+		ws = kind->next_start(e, j, ws);
 		while (pos < sl->count && wa_slices_index(sl, e->stride, pos) < ws)
 			pos++;
 	}
