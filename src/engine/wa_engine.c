@@ -2,13 +2,11 @@
  *
  * wa_engine.c
  *	  The event-time windowing engine (see wa_engine.h for the semantics).
- *
- * Units.  Internally everything is counted in slices: slice s covers ticks
- * [s*g + base, (s+1)*g + base), where g is the slice width and base the
- * grid offset.  A window of spec j covers the slices [ws, ws + size_s) for
- * every start ws congruent to phase_j modulo slide_s; its end is the slice
- * number ws + size_s.  Window numbers can leave the int64 range near the
- * limits of event time, so they are wa_tick (128-bit) values.
+ *	  This file is the hot path: create, destroy, ingest, key lookup,
+ *	  firing and the watermark.  The rest of the engine is in
+ *	  wa_engine_plan.c (configuration, coverage planning), wa_late.c (late
+ *	  panes), wa_engine_ckpt.c (checkpoint and restore) and wa_live.c (the
+ *	  live view), sharing wa_engine_int.h, which also explains the units.
  *
  * Watermark-derived thresholds, recomputed on every advance:
  *	  fired_end:  a window with end slice <= fired_end has fired;
@@ -22,11 +20,6 @@
  * also brings the key up to date, which is safe because a key whose
  * deadline is not due has no data in any window that fired since.
  *
- * Fired windows that receive late data get a record in late_windows
- * (revision count and dirty flag) that lives until the window closes; the
- * record heap orders them by closing time so that a dirty window is emitted
- * before its slices can expire.
- *
  * Shared windows (config->share_windows).  The coverage planner
  * (wa_planner.h) may compute a window from another window's instances
  * instead of from slices, and may add factor windows nobody asked for to
@@ -38,179 +31,18 @@
  * late events included, so a child's late pane merged from them is exact;
  * an instance missing from a ring is merged from slices instead.
  *
- * Checkpoints.  A key that receives an event joins the dirty_keys array
- * (it stores its index there, so that a freed key leaves by a swap with the
- * last entry) and widens its range [dirty_lo, dirty_hi] of changed slices;
- * a checkpoint reports the live slices of each dirty key in its range and
- * empties the array.  Events arrive nearly in order, so the range of a key
- * is a few slices.  Slices leave only by expiring below expire_limit, and
- * every key whose first slice expired has been visited (its deadline is at
- * most that expiry), so no live slice lies below expire_limit: the bound a
- * checkpoint hands out for deleting persisted slices.
- *
- * A restore needs only the watermark and the slices: every threshold is a
- * function of the watermark, a key's fired_end can be the global one
- * (windows between the two hold no data of the key, or it would have been
- * due), and deadlines follow from the slices.
- *
  * src/engine/wa_engine.c
  *
  *-------------------------------------------------------------------------
  */
-#include "wa_engine.h"
+#include "wa_engine_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "wa_assert.h"
-#include "wa_hashtab.h"
-#include "wa_heap.h"
-#include "wa_kept.h"
-#include "wa_mem.h"
-#include "wa_planner.h"
-#include "wa_slices.h"
-#include "wa_twostack.h"
-
-/*
- * Windows that overlap this many times or more are emitted through a
- * two-stack cache; below that, merging the window's slices directly is as
- * cheap and needs no extra state.
- */
-#define TWOSTACK_MIN_OVERLAP 4
-
-/*
- * A window keeps at most this many fired instances (a power of two; see
- * kept_capacity).  The plan gives no window more than MAX_PARENT_INSTANCES
- * parent instances, so that on-time panes always find theirs kept.
- */
-#define MAX_KEPT 256
-#define MAX_PARENT_INSTANCES (MAX_KEPT / 2)
-
-/*
- * The cost model counts merges only, and estimates a two-stack's; each
- * instance computed from a parent also costs ring lookups, and a factor
- * window costs key visits.  A plan that saves less than this fraction of
- * the merges of shared slices alone is not worth that: the engine then
- * computes every window from slices.
- */
-#define MIN_PLAN_SAVING 0.05
-
-/* A window spec in slice units. */
-typedef struct spec
-{
-	int64_t		size_s;
-	int64_t		slide_s;
-	int64_t		phase;			/* window starts are phase mod slide_s */
-	int			stack;			/* index into a key's two-stacks, or -1 */
-	int			parent;			/* spec computed from, or -1: slices */
-	int64_t		m;				/* parent instances per instance */
-	uint32_t	n_kept;			/* ring size for kept instances, or 0 */
-} spec;
-
-typedef struct keystate
-{
-	wa_heap_node node;			/* first: the heap hands back this pointer */
-	uint64_t	hash;
-	int64_t		ival;
-	uint8_t    *bytes;
-	uint32_t	len;
-	wa_tick		fired_end;		/* windows ending at or before: handled */
-	wa_slices	slices;
-	wa_twostack *stacks;		/* one per overlapping spec, or NULL */
-	wa_kept    *kept;			/* one per spec, or NULL */
-	int64_t		dirty_pos;		/* index in dirty_keys, or -1 */
-	int64_t		dirty_lo;		/* slices changed since the last */
-	int64_t		dirty_hi;		/* checkpoint lie in [dirty_lo, dirty_hi] */
-} keystate;
-
-typedef struct late_window
-{
-	wa_heap_node node;			/* deadline: the window's closing tick */
-	uint64_t	hash;
-	keystate   *key;
-	int			window;
-	wa_tick		start;			/* slice number of the window start */
-	int64_t		revision;		/* emissions so far */
-	bool		dirty;			/* late data not yet emitted */
-	bool		closed;			/* off the table; free after emit_late */
-} late_window;
-
-/* Probe for late_windows lookups. */
-typedef struct late_probe
-{
-	keystate   *key;
-	int			window;
-	wa_tick		start;
-} late_probe;
-
-struct wa_engine
-{
-	wa_mem		mem;
-	int			n_windows;		/* requested windows: emitted */
-	wa_window  *windows;
-	int			n_specs;		/* requested, then factor windows */
-	spec	   *specs;
-	int		   *fire_order;		/* spec numbers, parents first */
-	wa_tick		fire_step;		/* slices a key fires at a time */
-	int64_t		g;				/* slice width in ticks */
-	int64_t		base;			/* grid offset, in [0, g) */
-	int64_t		bound;
-	int64_t		lateness;
-	bool		byte_keys;
-	wa_emit_fn	emit;
-	void	   *emit_arg;
-
-	int			n_stacks;		/* specs emitted through a two-stack */
-
-	wa_agg_layout layout;
-	wa_agg_spec *aggs;
-	uint32_t   *offsets;
-	uint32_t	stride;			/* bytes per slice entry */
-	void	   *scratch;		/* accumulator for merging a window */
-	wa_result  *results;
-
-	/* time */
-	int64_t		max_ts;
-	bool		seen_event;
-	wa_tick		wm;
-	wa_tick		fired_end;
-	wa_tick		closed_end;
-	wa_tick		expire_limit;	/* slices below this number are unused */
-	wa_tick		wm_next_edge;	/* watermark at which the above change */
-	bool		unfired_ok;		/* fired_end fits int64 (as unfired_from): */
-	int64_t		unfired_from;	/* events in slices >= it are plain on time */
-	bool		unfired_end_valid;	/* first_unfired_end's last answer: */
-	int64_t		unfired_end_slice;	/* for this slice */
-	wa_tick		unfired_end_fired;	/* and this fired_end */
-	wa_tick		unfired_end_tick;
-	int64_t		near_first;		/* NEAR_SLICES slices around a recent */
-	int64_t		near_lo;		/* event, near_first the first of them, */
-	int64_t		near_hi;		/* spanning ticks [near_lo, near_hi) */
-
-	uint64_t	created_bytes;	/* mem.bytes when created: flush returns to
-								 * it */
-
-	wa_hashtab	keys;
-	wa_heap		key_deadlines;
-	wa_hashtab	late_windows;
-	wa_heap		late_deadlines;
-	late_window **dirty;
-	int64_t		n_dirty;
-	int64_t		dirty_capacity;
-	keystate  **dirty_keys;		/* keys changed since the last checkpoint */
-	int64_t		n_dirty_keys;
-	int64_t		dirty_keys_capacity;
-
-	wa_stats	stats;
-};
 
 /* ---------- time arithmetic in slice units ---------- */
-
-static inline wa_tick
-slice_tick(const wa_engine *e, wa_tick s)
-{
-	return s * e->g + e->base;
-}
 
 /*
  * The slice holding event time t; fits int64 (see below).  Events arrive
@@ -275,28 +107,6 @@ slice_end_tick(const wa_engine *e, int64_t s)
 	return slice_tick(e, (wa_tick) s + 1);
 }
 
-/*
- * Smallest window start >= x for spec sp.  A window that slides by one
- * slice starts at every slice: no division (the common case, since the
- * slice width is usually the slide).
- */
-static inline wa_tick
-align_up(const spec *sp, wa_tick x)
-{
-	if (sp->slide_s == 1)
-		return x;
-	return x + wa_tick_floor_mod(sp->phase - x, sp->slide_s);
-}
-
-/* Largest window start <= x for spec sp. */
-static inline wa_tick
-align_down(const spec *sp, wa_tick x)
-{
-	if (sp->slide_s == 1)
-		return x;
-	return x - wa_tick_floor_mod(x - sp->phase, sp->slide_s);
-}
-
 /* Slice number below which no window of any spec accepts data. */
 static wa_tick
 compute_expire_limit(const wa_engine *e, wa_tick closed_end)
@@ -313,8 +123,8 @@ compute_expire_limit(const wa_engine *e, wa_tick closed_end)
 	return limit;
 }
 
-static void
-set_watermark(wa_engine *e, wa_tick wm)
+void
+wa_set_watermark(wa_engine *e, wa_tick wm)
 {
 	/* the watermark never decreases (wa_engine.h) */
 	WA_ASSERT(wm >= e->wm);
@@ -351,226 +161,7 @@ slice_expiry(const wa_engine *e, int64_t s)
 	return slice_tick(e, last_end) + e->lateness;
 }
 
-/* ---------- configuration ---------- */
-
-const char *
-wa_config_check(const wa_config *config)
-{
-	if (config->n_windows <= 0)
-		return "at least one window is required";
-	if (config->windows == NULL)
-		return "windows must not be NULL";
-	for (int j = 0; j < config->n_windows; j++)
-	{
-		const wa_window *w = &config->windows[j];
-
-		if (w->size <= 0)
-			return "window size must be positive";
-		if (w->slide <= 0)
-			return "window slide must be positive";
-		if (w->size < w->slide)
-			return "window size must be at least the slide";
-	}
-	if (config->bound < 0)
-		return "bound must not be negative";
-	if (config->lateness < 0)
-		return "lateness must not be negative";
-	if (config->n_aggs < 0 || (config->n_aggs > 0 && config->aggs == NULL))
-		return "aggregate list is invalid";
-	for (int i = 0; i < config->n_aggs; i++)
-	{
-		wa_agg_kind kind = config->aggs[i].kind;
-
-		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_STDDEV_POP)
-			return "unknown aggregate kind";
-		if (kind != WA_AGG_COUNT_STAR && config->aggs[i].input < 0)
-			return "aggregate input index must not be negative";
-	}
-	if (config->emit == NULL)
-		return "an emit callback is required";
-	return NULL;
-}
-
-/*
- * Slice width: the gcd of every size and slide, and of the differences
- * between the (normalized) origins, so that every window boundary of
- * every spec is a slice boundary.  Sets *origin0 to the first window's
- * normalized origin.
- */
-static int64_t
-config_slice_width(const wa_config *config, int64_t *origin0)
-{
-	int64_t		g = 0;
-
-	*origin0 = wa_floor_mod(config->windows[0].origin, config->windows[0].slide);
-	for (int j = 0; j < config->n_windows; j++)
-	{
-		const wa_window *w = &config->windows[j];
-
-		g = wa_gcd(g, w->size);
-		g = wa_gcd(g, w->slide);
-		g = wa_gcd(g, wa_floor_mod(w->origin, w->slide) - *origin0);
-	}
-	return g;
-}
-
-/* min and max may merge overlapping parents; anything else may not */
-static wa_cover_mode
-config_cover_mode(const wa_config *config)
-{
-	if (config->n_aggs == 0)
-		return WA_PARTITIONED_BY;
-	for (int i = 0; i < config->n_aggs; i++)
-	{
-		switch (config->aggs[i].kind)
-		{
-			case WA_AGG_MIN_INT:
-			case WA_AGG_MAX_INT:
-			case WA_AGG_MIN_FLOAT:
-			case WA_AGG_MAX_FLOAT:
-				break;
-			default:
-				return WA_PARTITIONED_BY;
-		}
-	}
-	return WA_COVERED_BY;
-}
-
-/*
- * wa_engine_plan with every byte from allocator (NULL: the C library's):
- * the plan's nodes, the planner's scratch, and our ranges.
- */
-static const char *
-plan_windows(const wa_config *config, const wa_allocator *allocator,
-			 wa_plan *plan, int64_t *slice_width)
-{
-	int64_t		origin0;
-	int64_t		g = config_slice_width(config, &origin0);
-	int			n = config->n_windows;
-	wa_allocator al = allocator ? *allocator : wa_libc_allocator;
-	size_t		ranges_bytes = sizeof(int64_t) * 2 * (size_t) n;
-	int64_t    *ranges = al.alloc(al.arg, ranges_bytes);
-	bool		aligned = true;
-	wa_plan_options options;
-	const char *err;
-
-	*slice_width = g;
-	if (ranges == NULL)
-	{
-		memset(plan, 0, sizeof(*plan));
-		return "out of memory";
-	}
-	for (int j = 0; j < n; j++)
-	{
-		const wa_window *w = &config->windows[j];
-
-		ranges[j] = w->size / g;
-		ranges[n + j] = w->slide / g;
-
-		/*
-		 * One window can feed another only if their instances line up:
-		 * every window must start where the first one does, modulo its
-		 * slide.
-		 */
-		if (wa_tick_floor_mod((wa_tick) w->origin - config->windows[0].origin,
-							  w->slide) != 0)
-			aligned = false;
-	}
-	memset(&options, 0, sizeof(options));
-	options.mode = config_cover_mode(config);
-	options.factor_windows = true;
-	options.root_only = !aligned || !config->share_windows;
-	options.root = 1;
-	options.event_rate = 1.0;
-	options.stack_overlap = config->merge_every_slice ? 0 : TWOSTACK_MIN_OVERLAP;
-	options.max_multiplier = MAX_PARENT_INSTANCES;
-	options.allocator = &al;
-	err = wa_plan_build(ranges, ranges + n, n, &options, plan);
-	if (err == NULL && !options.root_only &&
-		plan->total_cost > (1.0 - MIN_PLAN_SAVING) * plan->slices_cost)
-	{
-		wa_plan_free(plan);
-		options.root_only = true;
-		err = wa_plan_build(ranges, ranges + n, n, &options, plan);
-	}
-	al.free(al.arg, ranges, ranges_bytes);
-	return err;
-}
-
-const char *
-wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
-{
-	return plan_windows(config, config->allocator, plan, slice_width);
-}
-
-/*
- * Ring size for spec j.  A child instance fires right after the last of
- * the M parent instances it reads, so on-time panes need the last M; its
- * late panes read them again until it closes, lateness after its end, and
- * a two-stack's own late panes read its instances that may take late
- * data.  Keeping every instance that late data may still reach could cost
- * many accumulators per key for a long lateness: beyond the on-time need,
- * rings keep at most KEPT_FOR_LATE, and older late panes are merged from
- * slices.
- */
-#define KEPT_FOR_LATE 16
-
-static uint32_t
-kept_capacity(const wa_engine *e, int j)
-{
-	const spec *sp = &e->specs[j];
-	wa_tick		late_slices = (wa_tick) (e->lateness / e->g) + 1;
-	wa_tick		on_time = 0;
-	wa_tick		late = 0;
-	wa_tick		need;
-	uint32_t	capacity = 1;
-
-	for (int c = 0; c < e->n_specs; c++)
-	{
-		if (e->specs[c].parent == j)
-		{
-			wa_tick		n = (e->specs[c].size_s + late_slices) / sp->slide_s + 1;
-
-			if (e->specs[c].m > on_time)
-				on_time = e->specs[c].m;
-			if (n > late)
-				late = n;
-		}
-	}
-	if (sp->stack >= 0 && e->lateness > 0 && late_slices / sp->slide_s + 1 > late)
-		late = late_slices / sp->slide_s + 1;
-	if (late > KEPT_FOR_LATE)
-		late = KEPT_FOR_LATE;
-	need = on_time > late ? on_time : late;
-	if (need == 0)
-		return 0;
-	while (capacity < need && capacity < MAX_KEPT)
-		capacity *= 2;
-	return capacity;
-}
-
-/* Order the specs so that every parent comes before its children. */
-static void
-set_fire_order(wa_engine *e)
-{
-	int		   *depth = wa_mem_alloc(&e->mem, sizeof(int) * e->n_specs);
-	int			n = 0;
-	int			max_depth = 0;
-
-	for (int j = 0; j < e->n_specs; j++)
-	{
-		depth[j] = 0;
-		for (int p = e->specs[j].parent; p >= 0; p = e->specs[p].parent)
-			depth[j]++;
-		if (depth[j] > max_depth)
-			max_depth = depth[j];
-	}
-	for (int d = 0; d <= max_depth; d++)
-		for (int j = 0; j < e->n_specs; j++)
-			if (depth[j] == d)
-				e->fire_order[n++] = j;
-	wa_mem_free(&e->mem, depth, sizeof(int) * e->n_specs);
-}
+/* ---------- creation ---------- */
 
 wa_engine *
 wa_engine_create(const wa_config *config)
@@ -579,9 +170,6 @@ wa_engine_create(const wa_config *config)
 	wa_engine  *e;
 	int64_t		g;
 	int64_t		origin0;
-	wa_plan		plan;
-	wa_allocator own;
-	bool		shared = false;
 
 	wa_mem_init(&mem, config->allocator);
 	e = wa_mem_alloc(&mem, sizeof(wa_engine));
@@ -591,76 +179,14 @@ wa_engine_create(const wa_config *config)
 	e->n_windows = config->n_windows;
 	e->windows = wa_mem_alloc(&e->mem, sizeof(wa_window) * e->n_windows);
 	memcpy(e->windows, config->windows, sizeof(wa_window) * e->n_windows);
-	g = config_slice_width(config, &origin0);
+	g = wa_config_slice_width(config, &origin0);
 	e->g = g;
 	e->base = wa_floor_mod(origin0, g);
+	e->kind = &wa_fixed_windows;
 	e->bound = config->bound;
 	e->lateness = config->lateness;
 
-	/*
-	 * A plan that cannot be made (a period beyond int64) only means no
-	 * sharing: every window is then computed from slices.  The planner
-	 * allocates through the engine's own memory, so that its bytes count
-	 * (in the peak) like the engine's state.
-	 */
-	e->n_specs = e->n_windows;
-	wa_mem_allocator(&e->mem, &own);
-	if (config->share_windows &&
-		plan_windows(config, &own, &plan, &g) == NULL)
-	{
-		shared = true;
-		e->n_specs = plan.n_nodes;
-	}
-	e->specs = wa_mem_alloc(&e->mem, sizeof(spec) * e->n_specs);
-	e->fire_order = wa_mem_alloc(&e->mem, sizeof(int) * e->n_specs);
-	for (int j = 0; j < e->n_specs; j++)
-	{
-		spec	   *sp = &e->specs[j];
-		wa_window	w;
-
-		if (j < e->n_windows)
-			w = config->windows[j];
-		else
-		{
-			/* a factor window: aligned with the first requested window */
-			w.size = plan.nodes[j].range * g;
-			w.slide = plan.nodes[j].slide * g;
-			w.origin = config->windows[0].origin;
-		}
-		sp->size_s = w.size / g;
-		sp->slide_s = w.slide / g;
-		sp->phase = wa_floor_mod((wa_floor_mod(w.origin, w.slide) - e->base) / g,
-								 sp->slide_s);
-		sp->parent = shared ? plan.nodes[j].parent : -1;
-		sp->m = shared ? plan.nodes[j].m : 0;
-		sp->stack = !config->merge_every_slice && sp->parent < 0 &&
-			sp->size_s / TWOSTACK_MIN_OVERLAP >= sp->slide_s ?
-			e->n_stacks++ : -1;
-	}
-	if (shared)
-		wa_plan_free(&plan);
-	e->fire_step = WA_TICK_MAX;
-	for (int j = 0; j < e->n_specs; j++)
-	{
-		spec	   *sp = &e->specs[j];
-		int64_t		max_m = 0;
-
-		sp->n_kept = kept_capacity(e, j);
-		for (int c = 0; c < e->n_specs; c++)
-			if (e->specs[c].parent == j && e->specs[c].m > max_m)
-				max_m = e->specs[c].m;
-		/* a child read its M parent instances; the rest of the ring is slack */
-		if (max_m > 0)
-		{
-			wa_tick		step = ((wa_tick) sp->n_kept - max_m) * sp->slide_s;
-
-			if (step < 1)
-				step = 1;
-			if (step < e->fire_step)
-				e->fire_step = step;
-		}
-	}
-	set_fire_order(e);
+	wa_specs_init(e, config);
 	e->byte_keys = config->byte_keys;
 	e->emit = config->emit;
 	e->emit_arg = config->emit_arg;
@@ -682,7 +208,7 @@ wa_engine_create(const wa_config *config)
 	e->wm_next_edge = WA_TICK_MIN;
 	e->near_lo = e->near_hi = 0;	/* nothing remembered yet */
 	e->wm = WA_TICK_MIN;
-	set_watermark(e, WA_TICK_MIN);
+	wa_set_watermark(e, WA_TICK_MIN);
 	e->created_bytes = e->mem.bytes;
 	return e;
 }
@@ -842,59 +368,14 @@ key_set_deadline(wa_engine *e, keystate *k, wa_tick deadline)
 		wa_heap_update(&e->key_deadlines, &k->node);
 }
 
-static inline void
-pane_key(const wa_engine *e, const keystate *k, wa_key *out)
+/* key_lookup_or_create for restore; ingest calls the static one directly */
+keystate *
+wa_key_lookup_or_create(wa_engine *e, const wa_key *key)
 {
-	out->ival = k->ival;
-	out->bytes = k->bytes;
-	out->len = k->len;
-	(void) e;
+	return key_lookup_or_create(e, key);
 }
 
 /* ---------- windows ---------- */
-
-/*
- * Merge the slices of window [ws, ws + size_s) of key k, starting the scan
- * at position pos (the first slice >= ws); returns the number merged.
- */
-static uint32_t
-merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
-{
-	uint32_t	n = 0;
-
-	wa_acc_init(&e->layout, e->scratch);
-	for (; pos < k->slices.count; pos++, n++)
-	{
-		if (wa_slices_index(&k->slices, e->stride, pos) >= ws_end)
-			break;
-		wa_acc_merge(&e->layout, e->scratch,
-					 wa_slices_acc(&k->slices, e->stride, pos));
-	}
-	e->stats.merges += n;
-	return n;
-}
-
-static void
-emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws,
-		  wa_pane_kind kind, int64_t revision)
-{
-	wa_pane		pane;
-
-	wa_acc_finalize(&e->layout, e->scratch, e->results);
-	pane_key(e, k, &pane.key);
-	pane.window = j;
-	pane.start = slice_tick(e, ws);
-	pane.end = slice_tick(e, ws + e->specs[j].size_s);
-	pane.kind = kind;
-	pane.revision = revision;
-	pane.results = e->results;
-	pane.acc = e->scratch;
-	if (kind == WA_PANE_ON_TIME)
-		e->stats.panes_on_time++;
-	else
-		e->stats.panes_late++;
-	e->emit(e->emit_arg, &pane);
-}
 
 /* The key's two-stack caches, created on first use. */
 static wa_twostack *
@@ -919,55 +400,6 @@ key_kept(wa_engine *e, keystate *k)
 		memset(k->kept, 0, sizeof(wa_kept) * e->n_specs);
 	}
 	return k->kept;
-}
-
-/* Does instance [ws, ws + size_s) of spec sp hold data of key k? */
-static bool
-instance_has_data(const wa_engine *e, const keystate *k, const spec *sp,
-				  wa_tick ws)
-{
-	uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
-
-	return pos < k->slices.count &&
-		wa_slices_index(&k->slices, e->stride, pos) < ws + sp->size_s;
-}
-
-/*
- * Merge instance ws of spec j (which has a parent) into e->scratch from the
- * parent's kept instances, M of them starting at ws.  A parent instance
- * that is not kept and holds data (it fired before the ring existed, or
- * was overwritten) makes us merge the instance from its slices instead.
- */
-static void
-merge_from_parent(wa_engine *e, keystate *k, int j, wa_tick ws)
-{
-	const spec *sp = &e->specs[j];
-	const spec *pp = &e->specs[sp->parent];
-	const wa_kept *ring = k->kept != NULL ? &k->kept[sp->parent] : NULL;
-	wa_tick		ino = wa_kept_instance(ws, pp->phase, pp->slide_s);
-	uint64_t	merges = 0;
-
-	wa_acc_init(&e->layout, e->scratch);
-	for (int64_t i = 0; i < sp->m; i++)
-	{
-		wa_tick		ps = ws + (wa_tick) i * pp->slide_s;
-		const void *v = ring != NULL ?
-			wa_kept_get(ring, &e->layout, ino + i, ps) : NULL;
-
-		if (v != NULL)
-		{
-			wa_acc_merge(&e->layout, e->scratch, v);
-			merges++;
-		}
-		else if (instance_has_data(e, k, pp, ps))
-		{
-			e->stats.merges += merges;
-			merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, ws),
-						 ws + sp->size_s);
-			return;
-		}
-	}
-	e->stats.merges += merges;
 }
 
 /*
@@ -1203,141 +635,11 @@ key_visit(wa_engine *e, keystate *k)
 		key_reschedule(e, k);
 }
 
-/* ---------- late windows ---------- */
-
-static bool
-late_eq(const void *stored, const void *probe)
-{
-	const late_window *w = stored;
-	const late_probe *p = probe;
-
-	return w->key == p->key && w->window == p->window && w->start == p->start;
-}
-
-static inline uint64_t
-late_hash(const keystate *k, int j, wa_tick ws)
-{
-	return wa_hash64(k->hash ^ wa_hash64((uint64_t) ws ^
-										 ((uint64_t) (ws >> 64) << 7) ^
-										 ((uint64_t) j << 56)));
-}
-
-static void
-late_emit(wa_engine *e, late_window *w)
-{
-	keystate   *k = w->key;
-	const spec *sp = &e->specs[w->window];
-	const void *kept = NULL;
-
-	/* kept values and parents' kept values follow late data: see wa_kept.h */
-	if (k->kept != NULL)
-		kept = wa_kept_get(&k->kept[w->window], &e->layout,
-						   wa_kept_instance(w->start, sp->phase, sp->slide_s),
-						   w->start);
-	if (kept != NULL)
-		memcpy(e->scratch, kept, e->layout.acc_size);
-	else if (sp->parent >= 0)
-		merge_from_parent(e, k, w->window, w->start);
-	else
-		merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, w->start),
-					 w->start + sp->size_s);
-	w->revision++;
-	w->dirty = false;
-	emit_pane(e, w->key, w->window, w->start, WA_PANE_LATE, w->revision);
-}
-
-static void
-late_free(wa_engine *e, late_window *w)
-{
-	wa_mem_free(&e->mem, w, sizeof(late_window));
-	e->stats.n_late_windows--;
-}
-
-/*
- * Record that fired window ws of spec j of key k receives a late event.
- * Called before the event is applied, so "has data" means "was emitted".
- */
-static void
-late_mark(wa_engine *e, keystate *k, int j, wa_tick ws)
-{
-	late_probe	probe = {k, j, ws};
-	uint64_t	hash = late_hash(k, j, ws);
-	late_window *w = wa_hashtab_find(&e->late_windows, hash, late_eq, &probe);
-
-	if (w == NULL)
-	{
-		wa_tick		ws_end = ws + e->specs[j].size_s;
-		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride, ws);
-
-		w = wa_mem_alloc(&e->mem, sizeof(late_window));
-		memset(w, 0, sizeof(*w));
-		w->hash = hash;
-		w->key = k;
-		w->window = j;
-		w->start = ws;
-		/* it fired on time iff it held data; late data always creates w */
-		w->revision = (pos < k->slices.count &&
-					   wa_slices_index(&k->slices, e->stride, pos) < ws_end) ? 1 : 0;
-		w->node.deadline = slice_tick(e, ws_end) + e->lateness;
-		wa_hashtab_insert(&e->late_windows, &e->mem, hash, w);
-		wa_heap_push(&e->late_deadlines, &e->mem, &w->node);
-		e->stats.n_late_windows++;
-	}
-	if (!w->dirty)
-	{
-		if (e->n_dirty == e->dirty_capacity)
-		{
-			int64_t		capacity = e->dirty_capacity ? e->dirty_capacity * 2 : 64;
-
-			e->dirty = e->dirty == NULL ?
-				wa_mem_alloc(&e->mem, capacity * sizeof(late_window *)) :
-				wa_mem_realloc(&e->mem, e->dirty,
-							   e->dirty_capacity * sizeof(late_window *),
-							   capacity * sizeof(late_window *));
-			e->dirty_capacity = capacity;
-		}
-		e->dirty[e->n_dirty++] = w;
-		w->dirty = true;
-	}
-}
-
-/* Drop the records of windows that closed; emit those still dirty first. */
-static void
-late_expire(wa_engine *e)
-{
-	wa_heap_node *top;
-
-	while ((top = wa_heap_top(&e->late_deadlines)) != NULL &&
-		   top->deadline <= e->wm)
-	{
-		late_window *w = (late_window *) top;
-
-		wa_heap_remove(&e->late_deadlines, top);
-		wa_hashtab_remove(&e->late_windows, w->hash, w);
-		if (w->dirty)
-		{
-			/* still listed in dirty: emit now, free in emit_late */
-			late_emit(e, w);
-			w->closed = true;
-		}
-		else
-			late_free(e, w);
-	}
-}
-
+/* key_reschedule for restore; key_visit calls the static one directly */
 void
-wa_engine_emit_late(wa_engine *e)
+wa_key_reschedule(wa_engine *e, keystate *k)
 {
-	for (int64_t i = 0; i < e->n_dirty; i++)
-	{
-		late_window *w = e->dirty[i];
-
-		if (w->dirty)
-			late_emit(e, w);
-		if (w->closed)
-			late_free(e, w);
-	}
-	e->n_dirty = 0;
+	key_reschedule(e, k);
 }
 
 /* ---------- watermark ---------- */
@@ -1349,8 +651,8 @@ wa_engine_advance(wa_engine *e, wa_tick wm)
 
 	if (wm <= e->wm)
 		return;
-	set_watermark(e, wm);
-	late_expire(e);
+	wa_set_watermark(e, wm);
+	wa_late_expire(e);
 	while ((top = wa_heap_top(&e->key_deadlines)) != NULL &&
 		   top->deadline <= e->wm)
 		key_visit(e, (keystate *) top);
@@ -1466,7 +768,7 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 			{
 				if (ws + sp->size_s <= e->closed_end)
 					break;
-				late_mark(e, k, j, ws);
+				wa_late_mark(e, k, j, ws);
 			}
 		}
 	}
@@ -1544,213 +846,6 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 
 	return all_accept ? WA_INGEST_ACCEPTED : WA_INGEST_PARTIAL;
 }
-
-/* ---------- checkpoint and restore ---------- */
-
-void
-wa_engine_checkpoint(wa_engine *e, wa_save_slice_fn save, void *arg,
-					 int64_t *expire_below, wa_time_state *time)
-{
-	for (int64_t i = 0; i < e->n_dirty_keys; i++)
-	{
-		keystate   *k = e->dirty_keys[i];
-		uint32_t	pos = wa_slices_lower_bound(&k->slices, e->stride,
-												k->dirty_lo);
-		wa_key		key;
-
-		pane_key(e, k, &key);
-		for (; pos < k->slices.count; pos++)
-		{
-			int64_t		s = wa_slices_index(&k->slices, e->stride, pos);
-
-			if (s > k->dirty_hi)
-				break;
-			save(arg, &key, s, wa_slices_acc(&k->slices, e->stride, pos),
-				 e->layout.acc_size);
-		}
-		k->dirty_pos = -1;
-	}
-	e->n_dirty_keys = 0;
-
-	/*
-	 * No live slice lies below expire_limit (see the file header).  The
-	 * limit is a wa_tick: before the first event it lies far below
-	 * INT64_MIN, where INT64_MIN does as well; once it passes INT64_MAX no
-	 * slice can be live at all, and INT64_MAX is the closest bound.
-	 */
-	if (e->expire_limit < INT64_MIN)
-		*expire_below = INT64_MIN;
-	else if (e->expire_limit > INT64_MAX)
-		*expire_below = INT64_MAX;
-	else
-		*expire_below = (int64_t) e->expire_limit;
-
-	time->max_ts = e->max_ts;
-	time->seen_event = e->seen_event;
-	time->wm = e->wm;
-}
-
-void
-wa_engine_restore_time(wa_engine *e, const wa_time_state *time)
-{
-	e->max_ts = time->max_ts;
-	e->seen_event = time->seen_event;
-	/* every threshold is a function of the watermark alone */
-	if (time->wm > e->wm)
-		set_watermark(e, time->wm);
-}
-
-void
-wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
-						const void *acc, uint32_t acc_size)
-{
-	keystate   *k;
-	void	   *dst;
-
-	/*
-	 * A slice below expire_limit has expired by the restored watermark (a
-	 * leftover the caller's delete could not express, see the header).
-	 */
-	if (acc_size != e->layout.acc_size || (wa_tick) slice < e->expire_limit)
-		return;
-
-	/* append; restore_done sorts the keys that came out of order */
-	k = key_lookup_or_create(e, key);
-	dst = wa_slices_insert(&k->slices, &e->mem, e->stride, k->slices.count,
-						   slice);
-	memcpy(dst, acc, acc_size);
-	e->stats.n_slices++;
-}
-
-static int
-slice_entry_cmp(const void *a, const void *b)
-{
-	int64_t		x = *(const int64_t *) a;
-	int64_t		y = *(const int64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sort a restored key's slices, dropping repeats of one slice. */
-static void
-key_sort_slices(wa_engine *e, keystate *k)
-{
-	wa_slices  *sl = &k->slices;
-	uint32_t	n = 0;
-	bool		sorted = true;
-
-	for (uint32_t i = 1; i < sl->count && sorted; i++)
-		sorted = wa_slices_index(sl, e->stride, i - 1) <
-			wa_slices_index(sl, e->stride, i);
-	if (sorted)
-		return;
-	qsort(wa_slices_entry(sl, e->stride, 0), sl->count, e->stride,
-		  slice_entry_cmp);
-	for (uint32_t i = 0; i < sl->count; i++)
-	{
-		if (n > 0 && wa_slices_index(sl, e->stride, i) ==
-			wa_slices_index(sl, e->stride, n - 1))
-			continue;
-		if (i != n)
-			memcpy(wa_slices_entry(sl, e->stride, n),
-				   wa_slices_entry(sl, e->stride, i), e->stride);
-		n++;
-	}
-	e->stats.n_slices -= sl->count - n;
-	sl->count = n;
-}
-
-void
-wa_engine_restore_done(wa_engine *e)
-{
-	for (uint64_t i = 0; i <= e->keys.mask; i++)
-	{
-		keystate   *k = e->keys.slots[i].ptr;
-
-		if (k == NULL)
-			continue;
-		key_sort_slices(e, k);
-
-		/*
-		 * The checkpointed key's fired_end may have lagged the global one,
-		 * but only over windows without its data; and nothing is due, since
-		 * every slice is live and every window with data is unfired.
-		 */
-		k->fired_end = e->fired_end;
-		key_reschedule(e, k);
-	}
-}
-
-/* ---------- live view ---------- */
-
-/*
- * The unfired windows of spec j of key k that hold data, in start order:
- * like fire_windows, from the first window ending after fired_end, jumping
- * over empty stretches.  Reads only.
- */
-static void
-live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
-			 void *arg, void *scratch, wa_result *results)
-{
-	const spec *sp = &e->specs[j];
-	const wa_slices *sl = &k->slices;
-	wa_tick		ws = align_up(sp, e->fired_end - sp->size_s + 1);
-	uint32_t	pos = wa_slices_lower_bound(sl, e->stride, ws);
-	wa_pane		pane;
-
-	pane_key(e, k, &pane.key);
-	pane.window = j;
-	pane.kind = WA_PANE_ON_TIME;
-	pane.revision = 0;
-	pane.results = results;
-	pane.acc = scratch;
-	while (pos < sl->count)
-	{
-		wa_tick		first = wa_slices_index(sl, e->stride, pos);
-		wa_tick		we = ws + sp->size_s;
-
-		if (first >= we)
-		{
-			/* empty window: jump to the first window holding that slice */
-			ws = align_up(sp, first - sp->size_s + 1);
-			continue;
-		}
-		wa_acc_init(&e->layout, scratch);
-		for (uint32_t p = pos;
-			 p < sl->count && wa_slices_index(sl, e->stride, p) < we; p++)
-			wa_acc_merge(&e->layout, scratch,
-						 wa_slices_acc(sl, e->stride, p));
-		wa_acc_finalize(&e->layout, scratch, results);
-		pane.start = slice_tick(e, ws);
-		pane.end = slice_tick(e, we);
-		fn(arg, &pane);
-
-		ws += sp->slide_s;
-		while (pos < sl->count && wa_slices_index(sl, e->stride, pos) < ws)
-			pos++;
-	}
-}
-
-void
-wa_engine_live(const wa_engine *e, wa_emit_fn fn, void *arg, void *scratch,
-			   wa_result *results)
-{
-	/*
-	 * Windows ending at or before the global fired_end have fired, even for
-	 * a key whose own fired_end lags: those in between hold none of its
-	 * data.
-	 */
-	for (uint64_t i = 0; i <= e->keys.mask; i++)
-	{
-		const keystate *k = e->keys.slots[i].ptr;
-
-		if (k == NULL)
-			continue;
-		for (int j = 0; j < e->n_windows; j++)
-			live_windows(e, k, j, fn, arg, scratch, results);
-	}
-}
-
 /* ---------- teardown and accessors ---------- */
 
 void

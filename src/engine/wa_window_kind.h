@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_window_kind.h
+ *	  The seam for window kinds, private to the engine: what a kind of
+ *	  window says to the engine, and the callbacks through which aggregates
+ *	  with variable-size states will plug in.
+ *
+ * A window kind answers four questions, in slice units (wa_engine_int.h):
+ * where slice boundaries lie (slice_start, slice_of), which windows of a
+ * spec an event's slice falls into (windows_of, next_start), when a window
+ * ends and so fires (window_end), and whether windows merge (merge).  The
+ * watermark, lateness, late panes, dead letters and checkpoints stay the
+ * engine's, the same for every kind.
+ *
+ * Implemented: fixed windows (tumbling, hopping), wa_fixed_windows in
+ * wa_window_fixed.c.  Slices are uniform, g ticks wide; a window is
+ * size_s slices starting at every slice congruent to phase mod slide_s;
+ * nothing merges.
+ *
+ * Dispatch.  The live view (wa_live.c) goes through e->kind.  The hot path
+ * (slice_of in ingest, the window walks of ingest and firing, key
+ * deadlines) calls the fixed kind's static inline primitives (slice_tick,
+ * align_up, align_down in wa_engine_int.h) directly: an indirect call per
+ * event is not free, and fixed windows are the only kind.  When a second
+ * kind arrives, those call sites are the dispatch points: they branch once
+ * on e->kind == &wa_fixed_windows and keep the inlined path for it.
+ *
+ * The kinds that come next, and what each will plug in:
+ *
+ *	- Calendar windows (days in a time zone, months): slice_start and
+ *	  slice_of from a table of boundaries, since days have 23 or 25 hours
+ *	  and months 28 to 31 days; windows_of and window_end count slices,
+ *	  not ticks, so the slice store, firing and expiry stay as they are.
+ *	- Session windows (a gap closes a session): no slices; windows are per
+ *	  key and merge when an event bridges a gap.  merge reports the windows
+ *	  an event merged and retracts those it replaced, so that a late pane
+ *	  can withdraw a session that no longer exists; the engine then emits
+ *	  the retraction and the merged window's new revision.
+ *	- Aggregates with variable-size states: wa_agg_callbacks below, for
+ *	  every kind.
+ *
+ * src/engine/wa_window_kind.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WA_WINDOW_KIND_H
+#define WA_WINDOW_KIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wa_engine.h"
+#include "wa_time.h"
+
+/*
+ * A window merged by an event (session windows): the windows [start, end)
+ * that the merge replaced, to retract, and the one that replaces them.
+ */
+typedef struct wa_window_merge
+{
+	int			n_retracted;
+	const wa_tick *retracted_start;
+	const wa_tick *retracted_end;
+	wa_tick		merged_start;
+	wa_tick		merged_end;
+} wa_window_merge;
+
+/* A window kind: a routine table (the engine never asks which it drives). */
+typedef struct wa_window_kind
+{
+	const char *name;
+
+	/* First tick of slice s (slice boundaries; uniform for fixed windows). */
+	wa_tick		(*slice_start) (const wa_engine *e, wa_tick s);
+
+	/* The slice holding event time t. */
+	int64_t		(*slice_of) (const wa_engine *e, int64_t t);
+
+	/*
+	 * The windows of spec j that hold slice s: starts from *first to *last,
+	 * each after the one before by next_start.
+	 */
+	void		(*windows_of) (const wa_engine *e, int j, wa_tick s,
+							   wa_tick *first, wa_tick *last);
+	wa_tick		(*next_start) (const wa_engine *e, int j, wa_tick ws);
+
+	/*
+	 * The end (a slice number) of window ws of spec j: it fires when the
+	 * watermark reaches slice_start(end) and closes lateness later.
+	 */
+	wa_tick		(*window_end) (const wa_engine *e, int j, wa_tick ws);
+
+	/*
+	 * Windows that merge (sessions): called after an event of key at slice
+	 * s joined its windows; fills *merge and returns true if it merged
+	 * windows.  NULL for kinds whose windows never merge.
+	 */
+	bool		(*merge) (wa_engine *e, const wa_key *key, int j, wa_tick s,
+						  wa_window_merge *merge);
+} wa_window_kind;
+
+/* Tumbling and hopping windows (wa_window_fixed.c). */
+extern const wa_window_kind wa_fixed_windows;
+
+/*
+ * Aggregates whose state has no fixed size (a generic PostgreSQL aggregate:
+ * numeric sums, arrays, user-defined states), through callbacks; not yet
+ * accepted by wa_config.  The engine will hold, per (key, slice), a pointer
+ * to a state instead of the fixed-size accumulator of wa_agg.h, and call:
+ *
+ *	init		when a (key, slice) gets its first event, and for the scratch
+ *				state a window is merged into;
+ *	transition	once per event, with the event's values (wa_agg.h's input
+ *				indexes);
+ *	combine		to merge a slice's state (src) into a window's (dst), as
+ *				wa_acc_merge does; src is left unchanged;
+ *	final		for a pane: the result of a merged state, which it must not
+ *				change (the same state is finalized again for late panes);
+ *	serialize	for wa_engine_checkpoint: the state's bytes, in a buffer the
+ *				callbacks own until the next call;
+ *	deserialize	for wa_engine_restore_slice: a state from those bytes;
+ *	free		when a slice expires or the engine is destroyed.
+ *
+ * Each returns the state's size change in bytes (init, transition,
+ * combine, deserialize, free), so that wa_mem's accounting and the memory
+ * bound still see every byte.  arg is passed back unchanged.
+ */
+typedef struct wa_agg_callbacks
+{
+	void	   *arg;
+	int64_t		(*init) (void *arg, void **state);
+	int64_t		(*transition) (void *arg, void **state, const wa_value *values);
+	int64_t		(*combine) (void *arg, void **dst, const void *src);
+	void		(*final) (void *arg, const void *state, wa_result *result);
+	const uint8_t *(*serialize) (void *arg, const void *state, uint32_t *len);
+	int64_t		(*deserialize) (void *arg, const uint8_t *in, uint32_t len,
+								void **state);
+	int64_t		(*free) (void *arg, void *state);
+} wa_agg_callbacks;
+
+#endif							/* WA_WINDOW_KIND_H */
