@@ -172,7 +172,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 							  windows->windows[i].slide) != 0)
 			aligned = false;
 
-	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	out.rsinfo = rsinfo;
 	out.plan = &plan;
 	out.g = g;

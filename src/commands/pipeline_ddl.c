@@ -187,7 +187,7 @@ suffixed_name(const char *base, const char *suffix)
 static void
 resolve_result_names(const char *result_table, ResultNames *names)
 {
-	List	   *qualified = stringToQualifiedNameList(result_table);
+	List	   *qualified = wa_string_to_qualified_name_list(result_table);
 	RangeVar   *rv = makeRangeVarFromNameList(qualified);
 	Oid			nspid = RangeVarGetCreationNamespace(rv);
 
@@ -338,7 +338,7 @@ create_stand_in(const char *connection, const char *publication,
 	WalRcvExecResult *volatile res = NULL;
 	TupleTableSlot *slot;
 	StringInfoData sql;
-	List	   *qualified = stringToQualifiedNameList(stand_in_name);
+	List	   *qualified = wa_string_to_qualified_name_list(stand_in_name);
 	RangeVar   *stand_in = makeRangeVarFromNameList(qualified);
 	int			ncols = 0;
 	int			nest;

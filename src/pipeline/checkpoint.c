@@ -260,7 +260,7 @@ insert_row(WaCheckpoint *c, int64 seq, int64 expire_below, int64 n_slices,
 
 /* ---------- reading and merging ---------- */
 
-static void pg_attribute_noreturn()
+static pg_noreturn void
 corrupt(const WaCheckpoint *c, int64 seq, const char *detail)
 {
 	ereport(ERROR,

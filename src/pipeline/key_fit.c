@@ -70,7 +70,7 @@ wa_key_fit_init(WaKeyFit *fit, const WaAggQuery *q, Oid window_type,
 {
 	int			natts = q->n_keys + 2;
 	Relation	rel = table_open(result_table, AccessShareLock);
-	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	Oid			pk = wa_primary_key_index(rel);
 	Relation	index = OidIsValid(pk) ? index_open(pk, AccessShareLock) : NULL;
 	TupleDesc	stored = RelationGetDescr(index != NULL ? index : rel);
 

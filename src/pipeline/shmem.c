@@ -611,7 +611,7 @@ wa_check_for_interrupts_locked(void)
 	if (ProcDiePending)
 	{
 		ProcDiePending = false;
-		if (IsBackgroundWorker)
+		if (wa_am_background_worker())
 			ereport(FATAL,
 					(errcode(ERRCODE_ADMIN_SHUTDOWN),
 					 errmsg("terminating background worker \"%s\" due to administrator command",

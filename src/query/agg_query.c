@@ -499,7 +499,7 @@ parse_query(const char *query, const char *event_time,
 	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
 	error_context_stack = errcallback.previous;
 	/* privileges are otherwise checked only when a query runs */
-	ExecCheckRTPerms(q->rtable, true);
+	wa_check_query_permissions(q);
 	check_query_shape(q);
 
 	result->relid = rt_fetch(1, q->rtable)->relid;

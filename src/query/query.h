@@ -16,6 +16,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "datatype/timestamp.h"
 #include "pgtime.h"
 #include "fmgr.h"

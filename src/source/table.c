@@ -142,7 +142,7 @@ new_group(WaTableSource *src)
 		holders = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
 		for (; VirtualTransactionIdIsValid(*holders); holders++)
 		{
-			PGPROC	   *proc = BackendIdGetProc(holders->backendId);
+			PGPROC	   *proc = wa_vxid_proc(*holders);
 
 			if (g->n_vxids == capacity)
 			{

@@ -112,7 +112,7 @@ match_relation(WaLogicalSource *src, Relation relation)
 	{
 		MemoryContext old = MemoryContextSwitchTo(src->relations_cxt);
 
-		m->map = build_attrmap_by_name_if_req(RelationGetDescr(relation),
+		m->map = wa_build_attrmap_by_name_if_req(RelationGetDescr(relation),
 											  src->base_slot->tts_tupleDescriptor);
 		MemoryContextSwitchTo(old);
 	}
@@ -221,7 +221,7 @@ wa_decode_start(WaLogicalSource *src, XLogRecPtr applied)
 	invalidated_source = src;
 	CheckLogicalDecodingRequirements();
 	wa_allow_own_output_plugin();	/* CreateDecodingContext loads it */
-	ReplicationSlotAcquire(src->slot_name, true);
+	wa_replication_slot_acquire(src->slot_name, true);
 	if (XLogRecPtrIsInvalid(MyReplicationSlot->data.restart_lsn))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -103,7 +103,7 @@ wa_logical_create_local_slot(const char *slot, bool keep)
 				 errhint("Create one logical pipeline per transaction.")));
 	CheckLogicalDecodingRequirements();
 	wa_allow_own_output_plugin();
-	ReplicationSlotCreate(slot, true, RS_EPHEMERAL, false);
+	wa_replication_slot_create(slot, true, RS_EPHEMERAL, false);
 	PG_TRY();
 	{
 		ctx = CreateInitDecodingContext("windowagg", NIL, false, InvalidXLogRecPtr,
@@ -160,7 +160,7 @@ wa_logical_connect(const char *conninfo, const char *appname)
 	char	   *err = NULL;
 
 	load_walreceiver();
-	conn = walrcv_connect(conninfo, true, appname, &err);
+	conn = wa_walrcv_connect(conninfo, appname, &err);
 	if (conn == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -204,7 +204,7 @@ wa_logical_create_slot(WalReceiverConn *conn, const char *slot)
 {
 	XLogRecPtr	lsn = InvalidXLogRecPtr;
 
-	(void) walrcv_create_slot(conn, slot, false, false, CRS_NOEXPORT_SNAPSHOT,
+	(void) wa_walrcv_create_slot(conn, slot, false, false, CRS_NOEXPORT_SNAPSHOT,
 							  &lsn);
 	ereport(LOG,
 			(errmsg("created replication slot \"%s\"", slot),

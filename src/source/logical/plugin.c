@@ -58,10 +58,8 @@ plugin_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			  Relation relation, ReorderBufferChange *change)
 {
 	WaLogicalSource *src = decoding_source();
-	HeapTuple	newtuple = change->data.tp.newtuple != NULL ?
-		&change->data.tp.newtuple->tuple : NULL;
-	HeapTuple	oldtuple = change->data.tp.oldtuple != NULL ?
-		&change->data.tp.oldtuple->tuple : NULL;
+	HeapTuple	newtuple = wa_change_tuple(change->data.tp.newtuple);
+	HeapTuple	oldtuple = wa_change_tuple(change->data.tp.oldtuple);
 
 	switch (change->action)
 	{
