@@ -21,6 +21,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
 #include "replication/reorderbuffer.h"
 #include "replication/slot.h"
 #include "replication/walreceiver.h"
@@ -124,5 +125,26 @@
 #else
 #define wa_vxid_proc(vxid) BackendIdGetProc((vxid).backendId)
 #endif
+
+/*
+ * 18: GROUP BY adds a range table entry of its own, and the grouped
+ * expressions above it refer to that entry.  windowagg reads the query as
+ * one table and its expressions over it, as before 18: the grouped
+ * expressions are put back in place and the entry taken out.
+ */
+static inline void
+wa_flatten_group_rte(Query *query)
+{
+#if PG_VERSION_NUM >= 180000
+	if (!query->hasGroupRTE ||
+		llast_node(RangeTblEntry, query->rtable)->rtekind != RTE_GROUP)
+		return;
+	query->targetList = (List *) flatten_group_exprs(NULL, query,
+													 (Node *) query->targetList);
+	query->havingQual = flatten_group_exprs(NULL, query, query->havingQual);
+	query->rtable = list_truncate(query->rtable, list_length(query->rtable) - 1);
+	query->hasGroupRTE = false;
+#endif
+}
 
 #endif							/* WA_COMPAT_H */

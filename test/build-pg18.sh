@@ -5,7 +5,8 @@
 # The source is the upstream 18.6 release in ../shared/pg-src (Debian 12
 # packages only 15, and nothing else can fetch 18 on these machines).  The
 # build is configured as model extensions test against: --enable-cassert
-# --enable-debug --enable-tap-tests --with-openssl.  A finished build is
+# --enable-debug --enable-tap-tests --with-openssl, and --with-lz4 as
+# Debian's 15 is (the suite compresses keys with lz4).  A finished build is
 # reused: its prefix holds a stamp naming the tarball and the options.
 #
 #   WA_PG18_CACHE   where the build goes (default /var/cache/windowagg/pg18)
@@ -18,7 +19,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${WA_PG18_CACHE:-/var/cache/windowagg/pg18}
 source_tarball=${WA_PG18_SOURCE:-$(ls "$top"/../shared/pg-src/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1 || true)}
-options="--enable-cassert --enable-debug --enable-tap-tests --with-openssl"
+options="--enable-cassert --enable-debug --enable-tap-tests --with-openssl --with-lz4"
 
 if [ -z "$source_tarball" ] || [ ! -f "$source_tarball" ]; then
     echo "no PostgreSQL 18 source tarball (set WA_PG18_SOURCE)" >&2
@@ -30,7 +31,7 @@ if [ -x "$cache/bin/pg_config" ] && [ "$(cat "$cache/.windowagg-stamp" 2>/dev/nu
     exit 0
 fi
 
-packages=(libicu-dev bison flex libreadline-dev zlib1g-dev libssl-dev pkg-config
+packages=(libicu-dev bison flex libreadline-dev zlib1g-dev libssl-dev liblz4-dev pkg-config
           libipc-run-perl gcc make)
 missing=()
 for p in "${packages[@]}"; do

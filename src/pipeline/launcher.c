@@ -249,10 +249,8 @@ wa_discovery_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
-	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
 
-	wa_begin_work();
+	wa_begin_work(InvalidOid);
 	if (OidIsValid(get_extension_oid("windowagg", true)))
 		wa_register_database_pipelines();
 	wa_end_work();

@@ -218,9 +218,16 @@ extern void wa_arena_reset(WaArena *arena);
 
 /* ---------- a background process's transaction (xact.c) ---------- */
 
-/* Start a transaction, connect SPI, push a snapshot; and the reverse. */
-extern void wa_begin_work(void);
+/*
+ * Start a transaction, run as role (InvalidOid: the current one) in a
+ * security-restricted operation, connect SPI, push a snapshot; and the
+ * reverse, committing.  The middle step alone for a transaction that is
+ * begun and committed otherwise.
+ */
+extern void wa_begin_work(Oid role);
 extern void wa_end_work(void);
+extern void wa_enter_restricted(Oid role);
+extern void wa_leave_restricted(void);
 
 /* ---------- the catalog (catalog.c) ---------- */
 

@@ -6,9 +6,9 @@
  * The worker acts as the owner that the pipeline's catalog row names, and
  * nothing else: it connects as the bootstrap superuser (so that an owner
  * who may not log in can still own a pipeline), becomes the owner before
- * it runs any statement of the owner's, and stays in a security-
- * restricted operation for good, so that no function of the owner's can
- * switch back to the session's user.  It reads the source and writes the
+ * it runs any statement of the owner's, and runs every transaction as a
+ * security-restricted operation (xact.c), so that no function of the
+ * owner's can switch back to the session's user.  It reads the source and writes the
  * result tables with the owner's privileges, under the search_path the
  * pipeline was created with; only catalog statements run as another role,
  * in the pinned scope of catalog.c.  Its engine lives in the shared pool
@@ -837,6 +837,7 @@ run_epoch(Worker *w)
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	wa_enter_restricted(w->def->owner);
 	/* one snapshot for the whole epoch */
 	XactIsoLevel = XACT_REPEATABLE_READ;
 	wa_source_begin_epoch(w->source);
@@ -902,6 +903,7 @@ run_epoch(Worker *w)
 
 	SPI_finish();
 	PopActiveSnapshot();
+	wa_leave_restricted();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	wa_sink_reset(&w->sink);
@@ -962,6 +964,7 @@ become_owner(Worker *w)
 				 errdetail("Pipeline \"%s\" starts once one of them stops, or the limit is raised.",
 						   w->def->name)));
 	}
+	/* within setup's restricted transaction (xact.c) */
 	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 }
@@ -973,7 +976,7 @@ setup(Worker *w)
 	Oid			window_type;
 	WaSourceConsumer consumer;
 
-	wa_begin_work();
+	wa_begin_work(InvalidOid);	/* become_owner takes the owner's role */
 
 	old = MemoryContextSwitchTo(w->cxt);
 	w->def = wa_catalog_load(w->slot->pipeline_id, NULL);
@@ -1033,7 +1036,7 @@ setup(Worker *w)
 static void
 restore_in_transaction(Worker *w)
 {
-	wa_begin_work();
+	wa_begin_work(w->def->owner);
 	MemoryContextSwitchTo(w->epoch_cxt);
 	restore(w);
 	wa_end_work();
@@ -1262,16 +1265,15 @@ wa_worker_main(Datum arg)
 
 	/*
 	 * Connect as the bootstrap superuser (a role that may not log in can
-	 * still own a pipeline), but never act with its rights: from here on
-	 * the worker is in a security-restricted operation, and setup becomes
-	 * the owner before anything of the owner's runs.  Transactions that
-	 * abort restore the identity they started with, and only catalog
+	 * still own a pipeline), but never act with its rights: every
+	 * transaction of the worker is a security-restricted operation
+	 * (xact.c), setup becomes the owner before anything of the owner's
+	 * runs, and restore and the epochs run as the owner.  Transactions
+	 * that abort restore the identity they started with, and only catalog
 	 * statements (catalog.c) switch away from it.
 	 */
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
 	before_shmem_exit(detach_engine_at_exit, PointerGetDatum(slot));
-	SetUserIdAndSecContext(GetUserId(), SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
 
 	for (;;)
 	{

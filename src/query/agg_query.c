@@ -497,6 +497,7 @@ parse_query(const char *query, const char *event_time,
 		linitial(((SelectStmt *) ((RawStmt *) linitial(raw))->stmt)->fromClause) = stand_in;
 	}
 	q = parse_analyze_fixedparams(linitial(raw), query, NULL, 0, NULL);
+	wa_flatten_group_rte(q);
 	error_context_stack = errcallback.previous;
 	/* privileges are otherwise checked only when a query runs */
 	wa_check_query_permissions(q);
