@@ -174,6 +174,8 @@ INSERT INTO ck_big_src (k, t) SELECT repeat(md5(i::text), 10), 2 FROM generate_s
 SELECT windowagg.wait('ck_big');
 SELECT * FROM ck_big_log;
 SELECT windowagg.pause('ck_big');
+-- the worker must have left, or resume only keeps it running
+SELECT wait_for_status('ck_big', 'paused');
 SELECT windowagg.resume('ck_big');
 SELECT windowagg.wait('ck_big');
 SELECT * FROM ck_big_log;

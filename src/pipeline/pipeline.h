@@ -228,6 +228,7 @@ extern void wa_begin_work(Oid role);
 extern void wa_end_work(void);
 extern void wa_enter_restricted(Oid role);
 extern void wa_leave_restricted(void);
+extern void wa_forget_restricted(void);
 
 /* ---------- the catalog (catalog.c) ---------- */
 

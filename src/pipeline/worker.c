@@ -903,8 +903,8 @@ run_epoch(Worker *w)
 
 	SPI_finish();
 	PopActiveSnapshot();
-	wa_leave_restricted();
 	CommitTransactionCommand();
+	wa_leave_restricted();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	wa_sink_reset(&w->sink);
 	MemoryContextReset(w->epoch_cxt);
@@ -932,8 +932,9 @@ leave_dropped(Worker *w)
 /*
  * Become the owner the catalog names (never one a trigger or a slot
  * passed on), if its role and its database run fewer pipelines than the
- * limits allow.  Inside setup's transaction, which keeps the identity
- * when it commits.
+ * limits allow.  Inside setup's restricted transaction (xact.c), which
+ * gives the worker's own identity back once it commits; restore and the
+ * epochs become the owner again in theirs.
  */
 static void
 become_owner(Worker *w)
@@ -1164,6 +1165,7 @@ recover_from_error(Worker *w)
 		EmitErrorReport();
 	FlushErrorState();
 	AbortCurrentTransaction();
+	wa_forget_restricted();		/* the abort restored the identity */
 	w->locked = false;
 	if (w->source != NULL)
 		wa_source_close(w->source, false);	/* restore reads from the offset */
