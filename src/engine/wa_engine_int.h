@@ -138,6 +138,10 @@ struct wa_engine
 	int64_t		near_first;		/* NEAR_SLICES slices around a recent */
 	int64_t		near_lo;		/* event, near_first the first of them, */
 	int64_t		near_hi;		/* spanning ticks [near_lo, near_hi) */
+	bool		wide_slices;	/* slices much wider than the disorder: */
+	int64_t		hot_slice;		/* most events fall in the slice of the */
+	int64_t		hot_lo;			/* one before, hot_slice, spanning ticks */
+	int64_t		hot_hi;			/* [hot_lo, hot_hi) */
 
 	uint64_t	created_bytes;	/* mem.bytes when created: flush returns to
 								 * it */
