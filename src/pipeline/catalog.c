@@ -197,6 +197,15 @@ wa_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	return ret;
 }
 
+int
+wa_catalog_exec_for(const char *sql, int32 pipeline_id)
+{
+	Datum		arg = Int32GetDatum(pipeline_id);
+	Oid			argtype = INT4OID;
+
+	return wa_catalog_exec(sql, 1, &argtype, &arg, NULL);
+}
+
 SPIPlanPtr
 wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes)
 {
