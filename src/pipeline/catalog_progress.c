@@ -125,27 +125,12 @@ wa_catalog_progress_read(int32 pipeline_id, WaProgressRow *row)
 	return true;
 }
 
-/* The parameters of the checkpoint_seq update. */
-enum
-{
-	Param_progress_seq_pipeline = 0,
-	Param_progress_seq_checkpoint_seq,
-	Nparams_progress_seq
-};
-
 void
 wa_catalog_progress_set_checkpoint(int32 pipeline_id, int64 checkpoint_seq)
 {
-	Oid			argtypes[Nparams_progress_seq];
-	Datum		values[Nparams_progress_seq];
-
-	argtypes[Param_progress_seq_pipeline] = INT4OID;
-	values[Param_progress_seq_pipeline] = Int32GetDatum(pipeline_id);
-	argtypes[Param_progress_seq_checkpoint_seq] = INT8OID;
-	values[Param_progress_seq_checkpoint_seq] = Int64GetDatum(checkpoint_seq);
-	wa_catalog_exec("UPDATE windowagg.pipeline_progress SET checkpoint_seq = $2 "
-					"WHERE pipeline OPERATOR(pg_catalog.=) $1",
-					Nparams_progress_seq, argtypes, values, NULL);
+	wa_catalog_set_for("UPDATE windowagg.pipeline_progress SET checkpoint_seq = $2 "
+					   "WHERE pipeline OPERATOR(pg_catalog.=) $1",
+					   pipeline_id, INT8OID, Int64GetDatum(checkpoint_seq));
 }
 
 /* The parameters of an epoch's update ($n is Param_... + 1). */

@@ -231,7 +231,10 @@ extern void wa_enter_restricted(Oid role);
 extern void wa_leave_restricted(void);
 extern void wa_forget_restricted(void);
 
-/* ---------- the catalog (catalog.c) ---------- */
+/*
+ * ---------- the catalog: windowagg.pipelines (catalog_pipelines.c), its
+ * pinned scope and a pipeline's query (catalog.c) ----------
+ */
 
 /* A row of windowagg.pipelines, decoded. */
 typedef struct WaPipelineDef
@@ -265,8 +268,80 @@ typedef struct WaPipelineDef
 	char	   *slot_name;		/* its replication slot */
 } WaPipelineDef;
 
-/* Read a pipeline's row (inside a transaction, SPI connected); NULL if gone. */
+/*
+ * Read a pipeline's row, by id or (unless NULL) by name, inside a
+ * transaction with SPI connected; NULL if gone.  Allocated in the memory
+ * context current at the call, which is current again on return.
+ */
 extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
+
+/* What discovery needs of each pipeline to claim a slot for it. */
+typedef struct WaPipelineEntry
+{
+	int32		id;
+	char	   *name;
+	Oid			owner;
+	bool		enabled;
+	Oid			result_table;
+} WaPipelineEntry;
+
+/*
+ * Every pipeline of the database, *n of them, in the memory context
+ * current at the call (SPI connected).
+ */
+extern WaPipelineEntry *wa_catalog_pipeline_list(uint64 *n);
+
+/* Is there a pipeline of that name? */
+extern bool wa_catalog_pipeline_exists(const char *name);
+
+/*
+ * A new row of windowagg.pipelines, as create_pipeline inserts it: the
+ * values as given or resolved, a NULL pointer for a column left null.
+ */
+typedef struct WaPipelineInsert
+{
+	const char *name;
+	Oid			owner;
+	const char *query;
+	const char *event_time;
+	const char *arrival_column; /* NULL for a logical source */
+	Datum		windows;		/* the windowagg.window[] argument as given */
+	Oid			windows_type;	/* its type (the extension's: no fixed OID) */
+	int64		bound;			/* ticks */
+	int64		lateness;		/* ticks */
+	Interval   *idle_timeout;	/* NULL: the watermark follows events only */
+	Oid			source;
+	const char *result_table;	/* qualified names of the relations just */
+	const char *dead_letter_table;	/* made, which the insert resolves */
+	const char *live_view;		/* (regclass) */
+	bool		enabled;
+	const char *search_path;	/* the creator's */
+	const char *source_kind;	/* "table" or "logical" */
+	const char *publication;	/* NULL: the pipeline's own */
+	bool		dead_letter_changes;
+	const char *connection;		/* NULL: this server */
+	const char *remote_schema;	/* with a connection: the table there */
+	const char *remote_table;
+	const char *slot_name;		/* logical sources */
+	const char *time_zone;		/* the creator's TimeZone */
+} WaPipelineInsert;
+
+/*
+ * Insert the row and return the new pipeline's id.  Its AFTER INSERT
+ * trigger (wa_pipeline_inserted) claims the pipeline's slot; a duplicate
+ * name is the unique violation of the insert.
+ */
+extern int32 wa_catalog_pipeline_insert(const WaPipelineInsert *row);
+
+/*
+ * Lock the pipeline's row FOR UPDATE (concurrent drops, pauses and resumes
+ * queue up behind it); delete it (its progress and checkpoint rows go
+ * with it); change its owner or whether it is enabled.
+ */
+extern void wa_catalog_pipeline_lock(int32 id);
+extern void wa_catalog_pipeline_delete(int32 id);
+extern void wa_catalog_pipeline_set_owner(int32 id, Oid owner);
+extern void wa_catalog_pipeline_set_enabled(int32 id, bool enabled);
 
 /*
  * The same for a SQL function's argument (connects to SPI): an error if
@@ -283,8 +358,13 @@ extern WaPipelineDef *wa_pipeline_lookup(const char *name);
 extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 							Datum *values, const char *nulls);
 
-/* The same for a statement whose one parameter, $1, is a pipeline's id. */
+/*
+ * The same for a statement whose one parameter, $1, is a pipeline's id;
+ * and for one whose $1 is a pipeline's id and $2 a value of type.
+ */
 extern int	wa_catalog_exec_for(const char *sql, int32 pipeline_id);
+extern int	wa_catalog_set_for(const char *sql, int32 pipeline_id, Oid type,
+							   Datum value);
 
 /* The same for a statement prepared (and kept) in that same scope. */
 extern SPIPlanPtr wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes);
