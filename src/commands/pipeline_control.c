@@ -363,6 +363,35 @@ typedef enum StatusAccess
 	STATUS_OWNER				/* everything, its last error too */
 } StatusAccess;
 
+/*
+ * The output columns of windowagg._pipeline_status (its OUT arguments in
+ * sql/windowagg--0.2.0.sql), as indexes into values[] and nulls[].  A
+ * server still at 0.1.0 declares the first 15 only: tuplestore_putvalues
+ * reads as many as the declared row type has.
+ */
+enum
+{
+	Col_status_pipeline = 0,
+	Col_status_status,
+	Col_status_worker_pid,
+	Col_status_events_in,
+	Col_status_events_partial,
+	Col_status_dead_letters,
+	Col_status_panes_on_time,
+	Col_status_panes_late,
+	Col_status_epochs,
+	Col_status_watermark,
+	Col_status_max_event_time,
+	Col_status_state_bytes,
+	Col_status_last_epoch_at,
+	Col_status_last_error,
+	Col_status_retained_wal_bytes,
+	Col_status_gaps,
+	Col_status_oldest_gap_at,
+	Col_status_oldest_gap_pid,
+	Ncols_status
+};
+
 static StatusAccess
 status_access(Oid owner, Oid result_table, bool monitor)
 {
@@ -392,9 +421,8 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		WaPipelineSlot *slot = &wa_shared->slots[i];
 		WaPipelineSlot copy;
 		StatusAccess access;
-		Datum		values[19];
-		bool		nulls[19];
-		int			c = 0;
+		Datum		values[Ncols_status];
+		bool		nulls[Ncols_status];
 
 		SpinLockAcquire(&slot->mutex);
 		copy.in_use = slot->in_use;
@@ -417,52 +445,57 @@ wa_pipeline_status(PG_FUNCTION_ARGS)
 		/* readers get the first two columns; the rest stay NULL */
 		memset(nulls, true, sizeof(nulls));
 		memset(values, 0, sizeof(values));
-		values[c] = Int32GetDatum(copy.pipeline_id);
-		nulls[c++] = false;
-		values[c] = CStringGetTextDatum(wa_status_name(copy.status));
-		nulls[c++] = false;
+		values[Col_status_pipeline] = Int32GetDatum(copy.pipeline_id);
+		nulls[Col_status_pipeline] = false;
+		values[Col_status_status] = CStringGetTextDatum(wa_status_name(copy.status));
+		nulls[Col_status_status] = false;
 		if (access >= STATUS_MONITOR)
 		{
-			values[c] = Int32GetDatum(copy.pid);
-			nulls[c++] = copy.pid == 0;
-			values[c] = Int64GetDatum(copy.stats.events_in);
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.stats.events_partial);
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.stats.dead_letters);
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.stats.panes_on_time);
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.stats.panes_late);
-			nulls[c++] = false;
-			values[c] = Int64GetDatum(copy.stats.epochs);
-			nulls[c++] = false;
+			values[Col_status_worker_pid] = Int32GetDatum(copy.pid);
+			nulls[Col_status_worker_pid] = copy.pid == 0;
+			values[Col_status_events_in] = Int64GetDatum(copy.stats.events_in);
+			nulls[Col_status_events_in] = false;
+			values[Col_status_events_partial] = Int64GetDatum(copy.stats.events_partial);
+			nulls[Col_status_events_partial] = false;
+			values[Col_status_dead_letters] = Int64GetDatum(copy.stats.dead_letters);
+			nulls[Col_status_dead_letters] = false;
+			values[Col_status_panes_on_time] = Int64GetDatum(copy.stats.panes_on_time);
+			nulls[Col_status_panes_on_time] = false;
+			values[Col_status_panes_late] = Int64GetDatum(copy.stats.panes_late);
+			nulls[Col_status_panes_late] = false;
+			values[Col_status_epochs] = Int64GetDatum(copy.stats.epochs);
+			nulls[Col_status_epochs] = false;
 			if (copy.stats.watermark_done)
-				values[c] = DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
-												ObjectIdGetDatum(InvalidOid),
-												Int32GetDatum(-1));
+				values[Col_status_watermark] =
+					DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
+										ObjectIdGetDatum(InvalidOid),
+										Int32GetDatum(-1));
 			else
-				values[c] = DirectFunctionCall1(int8_numeric,
-												Int64GetDatum(copy.stats.watermark));
-			nulls[c++] = !copy.stats.has_watermark && !copy.stats.watermark_done;
-			values[c] = Int64GetDatum(copy.stats.max_event_time);
-			nulls[c++] = copy.stats.events_in == 0;
-			values[c] = Int64GetDatum((int64) copy.arena.bytes);
-			nulls[c++] = false;
-			values[c] = TimestampTzGetDatum(copy.stats.last_epoch_at);
-			nulls[c++] = copy.stats.last_epoch_at == 0;
+				values[Col_status_watermark] =
+					DirectFunctionCall1(int8_numeric,
+										Int64GetDatum(copy.stats.watermark));
+			nulls[Col_status_watermark] = !copy.stats.has_watermark &&
+				!copy.stats.watermark_done;
+			values[Col_status_max_event_time] = Int64GetDatum(copy.stats.max_event_time);
+			nulls[Col_status_max_event_time] = copy.stats.events_in == 0;
+			values[Col_status_state_bytes] = Int64GetDatum((int64) copy.arena.bytes);
+			nulls[Col_status_state_bytes] = false;
+			values[Col_status_last_epoch_at] = TimestampTzGetDatum(copy.stats.last_epoch_at);
+			nulls[Col_status_last_epoch_at] = copy.stats.last_epoch_at == 0;
 			/* an error may quote the owner's data: the owner's to see */
-			values[c] = CStringGetTextDatum(copy.last_error);
-			nulls[c++] = access < STATUS_OWNER || copy.last_error[0] == '\0';
-			values[c] = Int64GetDatum(copy.stats.retained_wal);
-			nulls[c++] = !copy.stats.retained_wal_known;
+			values[Col_status_last_error] = CStringGetTextDatum(copy.last_error);
+			nulls[Col_status_last_error] = access < STATUS_OWNER ||
+				copy.last_error[0] == '\0';
+			values[Col_status_retained_wal_bytes] = Int64GetDatum(copy.stats.retained_wal);
+			nulls[Col_status_retained_wal_bytes] = !copy.stats.retained_wal_known;
 			/* table sources: the gaps it waits for, and who holds the oldest */
-			values[c] = Int32GetDatum(copy.stats.n_gaps);
-			nulls[c++] = copy.stats.last_epoch_at == 0 || copy.stats.n_gaps < 0;
-			values[c] = TimestampTzGetDatum(copy.stats.oldest_gap_at);
-			nulls[c++] = copy.stats.oldest_gap_at == 0;
-			values[c] = Int32GetDatum(copy.stats.oldest_gap_pid);
-			nulls[c++] = copy.stats.oldest_gap_pid == 0;
+			values[Col_status_gaps] = Int32GetDatum(copy.stats.n_gaps);
+			nulls[Col_status_gaps] = copy.stats.last_epoch_at == 0 ||
+				copy.stats.n_gaps < 0;
+			values[Col_status_oldest_gap_at] = TimestampTzGetDatum(copy.stats.oldest_gap_at);
+			nulls[Col_status_oldest_gap_at] = copy.stats.oldest_gap_at == 0;
+			values[Col_status_oldest_gap_pid] = Int32GetDatum(copy.stats.oldest_gap_pid);
+			nulls[Col_status_oldest_gap_pid] = copy.stats.oldest_gap_pid == 0;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

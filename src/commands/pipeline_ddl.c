@@ -68,6 +68,29 @@ PG_FUNCTION_INFO_V1(wa_pipeline_inserted);
  */
 static Oid	claim_within_limits_of = InvalidOid;
 
+/*
+ * The arguments of windowagg.create_pipeline, by position (see its
+ * CREATE FUNCTION in sql/windowagg--0.2.0.sql).
+ */
+enum
+{
+	Arg_create_name = 0,
+	Arg_create_query,
+	Arg_create_event_time,
+	Arg_create_windows,
+	Arg_create_bound,
+	Arg_create_lateness,
+	Arg_create_result_table,
+	Arg_create_arrival_column,
+	Arg_create_idle_timeout,
+	Arg_create_enabled,
+	Arg_create_source,
+	Arg_create_connection,
+	Arg_create_publication,
+	Arg_create_dead_letter_changes,
+	Nargs_create
+};
+
 /* ---------- the arrival column ---------- */
 
 /* The identity/serial column of the source, if it has exactly one. */
@@ -304,17 +327,17 @@ check_logical_arguments(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("a logical source needs wal_level = logical"),
 				 errhint("Set wal_level = logical and restart the server.")));
-	if (!PG_ARGISNULL(7))
+	if (!PG_ARGISNULL(Arg_create_arrival_column))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrival_column applies to source => 'table' only"),
 				 errdetail("A logical source is read in commit order from its replication slot.")));
-	if (!PG_ARGISNULL(11) && !superuser())
+	if (!PG_ARGISNULL(Arg_create_connection) && !superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be superuser to create a pipeline with a connection"),
 				 errdetail("As for CREATE SUBSCRIPTION, the connection string reaches another server with its own credentials.")));
-	if (PG_ARGISNULL(11) != PG_ARGISNULL(12))
+	if (PG_ARGISNULL(Arg_create_connection) != PG_ARGISNULL(Arg_create_publication))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("connection and publication go together"),
@@ -436,7 +459,9 @@ create_stand_in(const char *connection, const char *publication,
 
 /*
  * create_pipeline(name, query, event_time, windows, bound, lateness,
- *				   result_table, arrival_column, idle_timeout, enabled)
+ *				   result_table, arrival_column, idle_timeout, enabled,
+ *				   source, connection, publication, dead_letter_changes):
+ * the positions are the Arg_create_... above.
  */
 Datum
 wa_create_pipeline(PG_FUNCTION_ARGS)
@@ -451,11 +476,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
-	Datum		values[21];
-	Oid			types[21] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, InvalidOid,
-		INT8OID, INT8OID, INTERVALOID, OIDOID, TEXTOID, BOOLOID, TEXTOID,
-	TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	char		nulls[21];
+	WaPipelineInsert row;
 	char	   *slot_name;
 	char	   *source_kind;
 	char	   *publication;
@@ -465,26 +486,28 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	bool		logical;
 	bool		dead_letter_changes;
 	int32		id;
-	bool		isnull;
 
 	wa_require_shared();
-	for (int i = 0; i < 4; i++)
+	for (int i = Arg_create_name; i <= Arg_create_windows; i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not be null",
-							i == 0 ? "name" : i == 1 ? "query" :
-							i == 2 ? "event_time" : "windows")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	query = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	event_time = text_to_cstring(PG_GETARG_TEXT_PP(2));
+							i == Arg_create_name ? "name" :
+							i == Arg_create_query ? "query" :
+							i == Arg_create_event_time ? "event_time" : "windows")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_name));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_query));
+	event_time = text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_event_time));
 	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("pipeline name must have 1 to %d characters", NAMEDATALEN - 1)));
-	result_table = PG_ARGISNULL(6) ? name : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	if (!PG_ARGISNULL(8) &&
-		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(8), "idle_timeout", false) <= 0)
+	result_table = PG_ARGISNULL(Arg_create_result_table) ? name :
+		text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_result_table));
+	if (!PG_ARGISNULL(Arg_create_idle_timeout) &&
+		wa_interval_to_ticks(PG_GETARG_INTERVAL_P(Arg_create_idle_timeout),
+							 "idle_timeout", false) <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idle_timeout must be positive")));
@@ -492,15 +515,19 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	source_kind = PG_ARGISNULL(10) ? "table" : text_to_cstring(PG_GETARG_TEXT_PP(10));
+	source_kind = PG_ARGISNULL(Arg_create_source) ? "table" :
+		text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_source));
 	logical = strcmp(source_kind, "logical") == 0;
 	if (!logical && strcmp(source_kind, "table") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("source must be 'table' or 'logical', not \"%s\"", source_kind)));
-	publication = PG_ARGISNULL(12) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(12));
-	connection = PG_ARGISNULL(11) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(11));
-	dead_letter_changes = !PG_ARGISNULL(13) && PG_GETARG_BOOL(13);
+	publication = PG_ARGISNULL(Arg_create_publication) ? NULL :
+		text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_publication));
+	connection = PG_ARGISNULL(Arg_create_connection) ? NULL :
+		text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_connection));
+	dead_letter_changes = !PG_ARGISNULL(Arg_create_dead_letter_changes) &&
+		PG_GETARG_BOOL(Arg_create_dead_letter_changes);
 	if (!superuser())
 		wa_check_pipeline_limits(MyDatabaseId, GetUserId());
 	if (logical)
@@ -535,8 +562,9 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	arrival = NULL;
 	if (!logical)
 	{
-		arrival = PG_ARGISNULL(7) ? detect_arrival_column(q->relid, q->relname) :
-			text_to_cstring(PG_GETARG_TEXT_PP(7));
+		arrival = PG_ARGISNULL(Arg_create_arrival_column) ?
+			detect_arrival_column(q->relid, q->relname) :
+			text_to_cstring(PG_GETARG_TEXT_PP(Arg_create_arrival_column));
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
@@ -552,28 +580,21 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 					 errmsg("GROUP BY key \"%s\" of array type %s is not supported in pipelines",
 							q->keys[i].name, format_type_be(q->keys[i].typid))));
 
-	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(3), &windows);
+	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(Arg_create_windows), &windows);
 	wa_window_set_check_domain(&windows, q);
-	bound = wa_duration_arg(fcinfo, 4, "bound", q->domain);
-	lateness = wa_duration_arg(fcinfo, 5, "lateness", q->domain);
-	if (!PG_ARGISNULL(8) && q->domain != WA_TIME_TIMESTAMP)
+	bound = wa_duration_arg(fcinfo, Arg_create_bound, "bound", q->domain);
+	lateness = wa_duration_arg(fcinfo, Arg_create_lateness, "lateness", q->domain);
+	if (!PG_ARGISNULL(Arg_create_idle_timeout) && q->domain != WA_TIME_TIMESTAMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idle_timeout needs a timestamp event time"),
 				 errdetail("The watermark follows the wall clock when the source is idle, and integer event times have no clock.")));
 
 	/* before creating tables named after it */
-	{
-		Datum		arg = CStringGetTextDatum(name);
-		Oid			argtype = TEXTOID;
-
-		wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE name OPERATOR(pg_catalog.=) $1",
-						1, &argtype, &arg, NULL);
-		if (SPI_processed > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("pipeline \"%s\" already exists", name)));
-	}
+	if (wa_catalog_pipeline_exists(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("pipeline \"%s\" already exists", name)));
 
 	/*
 	 * A local source's slot, before anything is written (see
@@ -593,52 +614,38 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 
 	/* the catalog row */
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(name);
-	values[1] = ObjectIdGetDatum(GetUserId());
-	values[2] = CStringGetTextDatum(query);
-	values[3] = CStringGetTextDatum(event_time);
-	values[4] = arrival != NULL ? CStringGetTextDatum(arrival) : (Datum) 0;
-	nulls[4] = arrival != NULL ? ' ' : 'n';
-	values[5] = PG_GETARG_DATUM(3);
-	types[5] = get_fn_expr_argtype(fcinfo->flinfo, 3);
-	values[6] = Int64GetDatum(bound);
-	values[7] = Int64GetDatum(lateness);
-	values[8] = PG_ARGISNULL(8) ? (Datum) 0 : PG_GETARG_DATUM(8);
-	nulls[8] = PG_ARGISNULL(8) ? 'n' : ' ';
-	values[9] = ObjectIdGetDatum(q->relid);
-	values[10] = CStringGetTextDatum(psprintf("%s.%s", names.schema, names.result));
-	values[11] = BoolGetDatum(PG_ARGISNULL(9) ? true : PG_GETARG_BOOL(9));
+	row.name = name;
+	row.owner = GetUserId();
+	row.query = query;
+	row.event_time = event_time;
+	row.arrival_column = arrival;
+	row.windows = PG_GETARG_DATUM(Arg_create_windows);
+	row.windows_type = get_fn_expr_argtype(fcinfo->flinfo, Arg_create_windows);
+	row.bound = bound;
+	row.lateness = lateness;
+	row.idle_timeout = PG_ARGISNULL(Arg_create_idle_timeout) ? NULL :
+		PG_GETARG_INTERVAL_P(Arg_create_idle_timeout);
+	row.source = q->relid;
+	row.result_table = psprintf("%s.%s", names.schema, names.result);
+	row.dead_letter_table = psprintf("%s.%s", names.schema, names.dead_letters);
+	row.live_view = psprintf("%s.%s", names.schema, names.live);
+	row.enabled = PG_ARGISNULL(Arg_create_enabled) ? true :
+		PG_GETARG_BOOL(Arg_create_enabled);
 	/* names in the query resolve later as they did now */
-	values[12] = CStringGetTextDatum(namespace_search_path);
-	values[13] = CStringGetTextDatum(source_kind);
-	values[14] = publication != NULL ? CStringGetTextDatum(publication) : (Datum) 0;
-	nulls[14] = publication != NULL ? ' ' : 'n';
-	values[15] = BoolGetDatum(dead_letter_changes);
-	values[16] = connection != NULL ? CStringGetTextDatum(connection) : (Datum) 0;
-	values[17] = remote_schema != NULL ? CStringGetTextDatum(remote_schema) : (Datum) 0;
-	values[18] = remote_table != NULL ? CStringGetTextDatum(remote_table) : (Datum) 0;
-	values[19] = slot_name != NULL ? CStringGetTextDatum(slot_name) : (Datum) 0;
+	row.search_path = pstrdup(namespace_search_path);
+	row.source_kind = source_kind;
+	row.publication = publication;
+	row.dead_letter_changes = dead_letter_changes;
+	row.connection = connection;
+	row.remote_schema = remote_schema;
+	row.remote_table = remote_table;
+	row.slot_name = slot_name;
 	/* the wall clock of event times without a time zone */
-	values[20] = CStringGetTextDatum(pg_get_timezone_name(session_timezone));
-	for (int i = 16; i < 20; i++)
-		nulls[i] = values[i] == (Datum) 0 ? 'n' : ' ';
+	row.time_zone = pg_get_timezone_name(session_timezone);
 	claim_within_limits_of = superuser() ? InvalidOid : GetUserId();
 	PG_TRY();
 	{
-		wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
-								 "(name, owner, query, event_time, arrival_column, windows, "
-								 "bound, lateness, idle_timeout, source, result_table, "
-								 "dead_letter_table, live_view, enabled, search_path, "
-								 "source_kind, publication, dead_letter_changes, connection, "
-								 "remote_schema, remote_table, slot_name, time_zone) "
-								 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-								 "$11::pg_catalog.regclass, %s::pg_catalog.regclass, "
-								 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) "
-								 "RETURNING id",
-								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.dead_letters)),
-								 quote_literal_cstr(psprintf("%s.%s", names.schema, names.live))),
-						21, types, values, nulls);
+		id = wa_catalog_pipeline_insert(&row);
 	}
 	PG_CATCH();
 	{
@@ -654,12 +661,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	claim_within_limits_of = InvalidOid;
-	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-									 1, &isnull));
-	values[0] = Int32GetDatum(id);
-	types[0] = INT4OID;
-	wa_catalog_exec("INSERT INTO windowagg.pipeline_progress (pipeline) VALUES ($1)",
-					1, types, values, NULL);
+	wa_catalog_progress_insert(id);
 	SPI_finish();
 
 	/* the insert's trigger (wa_pipeline_inserted) claimed the slot */
@@ -722,8 +724,6 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		drop_tables = PG_GETARG_BOOL(1);
 	WaPipelineDef *def;
-	Datum		arg;
-	Oid			argtype = INT4OID;
 
 	MemoryContext caller = CurrentMemoryContext;
 
@@ -732,7 +732,6 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	/* the definition outlives SPI_finish */
 	MemoryContextSwitchTo(caller);
 	def = lookup_owned_pipeline(name);
-	arg = Int32GetDatum(def->id);
 
 	/*
 	 * The worker leaves first, before this transaction locks anything: an
@@ -742,11 +741,9 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	 */
 	wa_hold_worker(pipeline_slot(def), def->name);
 	/* the row lock makes concurrent drops, pauses and resumes queue up */
-	wa_catalog_exec("SELECT 1 FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-					1, &argtype, &arg, NULL);
+	wa_catalog_pipeline_lock(def->id);
 	/* the catalog row first: the tables are the pipeline's no longer */
-	wa_catalog_exec("DELETE FROM windowagg.pipelines WHERE id OPERATOR(pg_catalog.=) $1",
-					1, &argtype, &arg, NULL);
+	wa_catalog_pipeline_delete(def->id);
 	drop_relation("VIEW", def->live_view);
 	if (drop_tables && def->connection != NULL)
 		drop_relation("TABLE", def->source);	/* the stand-in */
@@ -777,8 +774,6 @@ static bool
 take_over(WaPipelineDef *def)
 {
 	Oid			owner = wa_relation_owner(def->result_table);
-	Oid			argtypes[2] = {INT4OID, OIDOID};
-	Datum		values[2];
 
 	if (!OidIsValid(owner) || owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
 		(superuser() && GetUserId() != owner))
@@ -791,11 +786,7 @@ take_over(WaPipelineDef *def)
 	def->owner = owner;
 	wa_agg_query_check_code_owners(wa_pipeline_query_parse_as_owner(def), owner,
 								   def->name);
-	values[0] = Int32GetDatum(def->id);
-	values[1] = ObjectIdGetDatum(owner);
-	wa_catalog_exec("UPDATE windowagg.pipelines SET owner = $2::pg_catalog.regrole "
-					"WHERE id OPERATOR(pg_catalog.=) $1",
-					2, argtypes, values, NULL);
+	wa_catalog_pipeline_set_owner(def->id, owner);
 	ereport(NOTICE,
 			(errmsg("pipeline \"%s\" now belongs to role \"%s\", the owner of its result table",
 					def->name, GetUserNameFromId(owner, false))));
@@ -807,8 +798,6 @@ static void
 set_enabled(const char *name, bool enabled)
 {
 	WaPipelineDef *def;
-	Datum		args[2];
-	Oid			argtypes[2] = {INT4OID, BOOLOID};
 
 	MemoryContext caller = CurrentMemoryContext;
 
@@ -819,10 +808,7 @@ set_enabled(const char *name, bool enabled)
 	def = lookup_pipeline(name);
 	if (!enabled || !take_over(def))
 		wa_check_pipeline_owner(def);
-	args[0] = Int32GetDatum(def->id);
-	args[1] = BoolGetDatum(enabled);
-	wa_catalog_exec("UPDATE windowagg.pipelines SET enabled = $2 WHERE id OPERATOR(pg_catalog.=) $1",
-					2, argtypes, args, NULL);
+	wa_catalog_pipeline_set_enabled(def->id, enabled);
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def),
 						 enabled ? WA_REQUEST_RESUME : WA_REQUEST_PAUSE);

@@ -1,8 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * catalog.c
- *	  Read and write windowagg's catalog tables (windowagg.pipelines,
- *	  pipeline_progress, checkpoints).
+ *	  The scope every statement on windowagg's catalog tables
+ *	  (windowagg.pipelines, pipeline_progress, checkpoints) runs in, and
+ *	  a pipeline's query as its definition gives it.
+ *
+ * The statements themselves, each beside the enum that names its columns
+ * and parameters, are in catalog_pipelines.c (windowagg.pipelines) and
+ * catalog_progress.c (pipeline_progress and checkpoints); nothing outside
+ * those files names a column of the catalog.
  *
  * The tables belong to the extension's owner, a superuser, and every
  * statement on them runs as that owner: backends changing a pipeline,
@@ -34,12 +40,10 @@
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/acl.h"
-#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
@@ -197,6 +201,36 @@ wa_catalog_exec(const char *sql, int nargs, Oid *argtypes, Datum *values,
 	return ret;
 }
 
+int
+wa_catalog_exec_for(const char *sql, int32 pipeline_id)
+{
+	Datum		arg = Int32GetDatum(pipeline_id);
+	Oid			argtype = INT4OID;
+
+	return wa_catalog_exec(sql, 1, &argtype, &arg, NULL);
+}
+
+/* The parameters of wa_catalog_set_for's statements. */
+enum
+{
+	Param_set_for_pipeline = 0,
+	Param_set_for_value,
+	Nparams_set_for
+};
+
+int
+wa_catalog_set_for(const char *sql, int32 pipeline_id, Oid type, Datum value)
+{
+	Datum		values[Nparams_set_for];
+	Oid			argtypes[Nparams_set_for];
+
+	values[Param_set_for_pipeline] = Int32GetDatum(pipeline_id);
+	argtypes[Param_set_for_pipeline] = INT4OID;
+	values[Param_set_for_value] = value;
+	argtypes[Param_set_for_value] = type;
+	return wa_catalog_exec(sql, Nparams_set_for, argtypes, values, NULL);
+}
+
 SPIPlanPtr
 wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes)
 {
@@ -214,136 +248,7 @@ wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values, const char *nulls)
 	return in_catalog_scope(&st);
 }
 
-/* ---------- windowagg.pipelines ---------- */
-
-/* The columns wa_catalog_load reads, by their position in its SELECT. */
-enum
-{
-	Anum_load_id = 1,
-	Anum_load_name,
-	Anum_load_owner,
-	Anum_load_query,
-	Anum_load_event_time,
-	Anum_load_arrival_column,
-	Anum_load_windows,
-	Anum_load_bound,
-	Anum_load_lateness,
-	Anum_load_idle_timeout,
-	Anum_load_source,
-	Anum_load_result_table,
-	Anum_load_dead_letter_table,
-	Anum_load_live_view,
-	Anum_load_enabled,
-	Anum_load_search_path,
-	Anum_load_logical,
-	Anum_load_connection,
-	Anum_load_publication,
-	Anum_load_remote_schema,
-	Anum_load_remote_table,
-	Anum_load_dead_letter_changes,
-	Anum_load_slot_name,
-	Anum_load_time_zone
-};
-
-#define LOAD_COLUMNS \
-	"id, name, owner::pg_catalog.oid, query, event_time, arrival_column, " \
-	"windows, bound, lateness, idle_timeout, source::pg_catalog.oid, " \
-	"result_table::pg_catalog.oid, dead_letter_table::pg_catalog.oid, " \
-	"live_view::pg_catalog.oid, enabled, search_path, " \
-	"source_kind OPERATOR(pg_catalog.=) 'logical', connection, publication, " \
-	"remote_schema, remote_table, dead_letter_changes, slot_name, time_zone"
-
-static char *
-get_text(HeapTuple tup, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	return isnull ? NULL : TextDatumGetCString(d);
-}
-
-static Datum
-get_datum(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
-{
-	return SPI_getbinval(tup, desc, col, isnull);
-}
-
-WaPipelineDef *
-wa_catalog_load(int32 id, const char *name)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	Datum		arg;
-	Oid			argtype;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	WaPipelineDef *def;
-	bool		isnull;
-	Datum		d;
-
-	/* after DROP EXTENSION, every pipeline of the database is gone */
-	if (!OidIsValid(get_extension_oid("windowagg", true)))
-		return NULL;
-	if (name != NULL)
-	{
-		arg = CStringGetTextDatum(name);
-		argtype = TEXTOID;
-	}
-	else
-	{
-		arg = Int32GetDatum(id);
-		argtype = INT4OID;
-	}
-	wa_catalog_exec(name != NULL ?
-					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
-					"WHERE name OPERATOR(pg_catalog.=) $1" :
-					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
-					"WHERE id OPERATOR(pg_catalog.=) $1",
-					1, &argtype, &arg, NULL);
-	/* SPI leaves its own context current: the result is the caller's */
-	MemoryContextSwitchTo(caller);
-	if (SPI_processed == 0)
-		return NULL;
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-
-	def = palloc0(sizeof(WaPipelineDef));
-	def->id = DatumGetInt32(get_datum(tup, desc, Anum_load_id, &isnull));
-	def->name = get_text(tup, desc, Anum_load_name);
-	def->owner = DatumGetObjectId(get_datum(tup, desc, Anum_load_owner, &isnull));
-	def->query = get_text(tup, desc, Anum_load_query);
-	def->event_time = get_text(tup, desc, Anum_load_event_time);
-	def->arrival_column = get_text(tup, desc, Anum_load_arrival_column);
-	d = get_datum(tup, desc, Anum_load_windows, &isnull);
-	/* a definition is read as it was made: its worker checks the limits */
-	wa_window_set_decode(DatumGetArrayTypePCopy(d), &def->windows);
-	def->bound = DatumGetInt64(get_datum(tup, desc, Anum_load_bound, &isnull));
-	def->lateness = DatumGetInt64(get_datum(tup, desc, Anum_load_lateness, &isnull));
-	d = get_datum(tup, desc, Anum_load_idle_timeout, &isnull);
-	def->has_idle_timeout = !isnull;
-	if (!isnull)
-		def->idle_timeout_us = wa_interval_to_ticks(DatumGetIntervalP(d),
-													"idle_timeout", true);
-	def->source = DatumGetObjectId(get_datum(tup, desc, Anum_load_source, &isnull));
-	def->result_table = DatumGetObjectId(get_datum(tup, desc, Anum_load_result_table,
-												   &isnull));
-	def->dead_letter_table = DatumGetObjectId(get_datum(tup, desc,
-														Anum_load_dead_letter_table,
-														&isnull));
-	def->live_view = DatumGetObjectId(get_datum(tup, desc, Anum_load_live_view, &isnull));
-	def->enabled = DatumGetBool(get_datum(tup, desc, Anum_load_enabled, &isnull));
-	def->search_path = get_text(tup, desc, Anum_load_search_path);
-	def->logical = DatumGetBool(get_datum(tup, desc, Anum_load_logical, &isnull));
-	def->connection = get_text(tup, desc, Anum_load_connection);
-	def->publication = get_text(tup, desc, Anum_load_publication);
-	def->remote_schema = get_text(tup, desc, Anum_load_remote_schema);
-	def->remote_table = get_text(tup, desc, Anum_load_remote_table);
-	def->dead_letter_changes = DatumGetBool(get_datum(tup, desc,
-													  Anum_load_dead_letter_changes,
-													  &isnull));
-	def->slot_name = get_text(tup, desc, Anum_load_slot_name);
-	def->time_zone = get_text(tup, desc, Anum_load_time_zone);
-	return def;
-}
+/* ---------- a pipeline's query ---------- */
 
 /* Parse under the current search_path: a remote source reads its stand-in. */
 WaAggQuery *

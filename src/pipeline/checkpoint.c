@@ -48,7 +48,6 @@
  */
 #include "pipeline/checkpoint.h"
 
-#include "catalog/pg_type.h"
 #include "port/pg_bswap.h"
 #include "utils/builtins.h"
 
@@ -242,19 +241,8 @@ static void
 insert_row(WaCheckpoint *c, int64 seq, int64 expire_below, int64 n_slices,
 		   bytea *data)
 {
-	Datum		values[6];
-	Oid			types[6] = {INT4OID, INT8OID, INT8OID, INT8OID, INT4OID, BYTEAOID};
-
-	values[0] = Int32GetDatum(c->pipeline_id);
-	values[1] = Int64GetDatum(seq);
-	values[2] = Int64GetDatum(expire_below);
-	values[3] = Int64GetDatum(n_slices);
-	values[4] = Int32GetDatum((int32) c->acc_size);
-	values[5] = PointerGetDatum(data);
-	wa_catalog_exec("INSERT INTO windowagg.checkpoints "
-					"(pipeline, seq, expire_below, n_slices, acc_size, data) "
-					"VALUES ($1, $2, $3, $4, $5, $6)",
-					6, types, values, NULL);
+	wa_catalog_checkpoint_insert(c->pipeline_id, seq, expire_below, n_slices,
+								 (int32) c->acc_size, data);
 	c->log_bytes += VARSIZE(data) - VARHDRSZ;
 }
 
@@ -439,10 +427,9 @@ read_legacy_row(LogReader *r, int64 seq, const char *p, const char *end)
 static void
 read_log(WaCheckpoint *c, const wa_engine *engine, WaCheckpointLog *log)
 {
-	Datum		arg = Int32GetDatum(c->pipeline_id);
-	Oid			argtype = INT4OID;
-	MemoryContext caller = CurrentMemoryContext;
 	LogReader	r;
+	WaCheckpointRow *rows;
+	uint64		n_rows;
 	int64		bytes = 0;
 	int64		expire_below = PG_INT64_MIN;
 	int64		kept = 0;
@@ -451,31 +438,21 @@ read_log(WaCheckpoint *c, const wa_engine *engine, WaCheckpointLog *log)
 	memset(&r, 0, sizeof(r));
 	r.c = c;
 	r.engine = engine;
-	wa_catalog_exec("SELECT seq, expire_below, acc_size, data FROM windowagg.checkpoints "
-					"WHERE pipeline OPERATOR(pg_catalog.=) $1 ORDER BY seq",
-					1, &argtype, &arg, NULL);
-	MemoryContextSwitchTo(caller);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	rows = wa_catalog_checkpoints_read(c->pipeline_id, &n_rows);
+	for (uint64 i = 0; i < n_rows; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int32		acc_size;
-		bytea	   *data;
+		bytea	   *data = rows[i].data;
 		const char *p;
 		const char *end;
 
-		last_seq = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		expire_below = Max(expire_below,
-						   DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull)));
-		acc_size = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
-		if (acc_size != (int32) c->acc_size)
+		last_seq = rows[i].seq;
+		expire_below = Max(expire_below, rows[i].expire_below);
+		if (rows[i].acc_size != (int32) c->acc_size)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("checkpoint of pipeline %d has accumulators of %d bytes, expected %u",
-							c->pipeline_id, acc_size, c->acc_size),
+							c->pipeline_id, rows[i].acc_size, c->acc_size),
 					 errdetail("The checkpoint was written by a different build of windowagg.")));
-		data = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 4, &isnull));
 		bytes += VARSIZE_ANY_EXHDR(data);
 		p = VARDATA_ANY(data);
 		end = p + VARSIZE_ANY_EXHDR(data);
@@ -511,13 +488,10 @@ read_log(WaCheckpoint *c, const wa_engine *engine, WaCheckpointLog *log)
 static void
 write_compacted(WaCheckpoint *c, const WaCkptRecord *recs, int64 n)
 {
-	Datum		arg = Int32GetDatum(c->pipeline_id);
-	Oid			argtype = INT4OID;
 	StringInfoData chunk;
 	int64		chunk_slices = 0;
 
-	wa_catalog_exec("DELETE FROM windowagg.checkpoints WHERE pipeline OPERATOR(pg_catalog.=) $1",
-					1, &argtype, &arg, NULL);
+	wa_catalog_checkpoints_delete(c->pipeline_id);
 	c->log_bytes = 0;
 	initStringInfo(&chunk);
 	start_chunk(&chunk);

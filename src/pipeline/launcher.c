@@ -28,7 +28,6 @@
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -36,7 +35,6 @@
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
-#include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
 #define MAX_RESTART_DELAY_MS (60 * 1000)
@@ -261,25 +259,18 @@ wa_discovery_main(Datum arg)
 void
 wa_register_database_pipelines(void)
 {
-	wa_catalog_exec("SELECT id, name, owner::pg_catalog.oid, enabled, "
-					"result_table::pg_catalog.oid FROM windowagg.pipelines",
-					0, NULL, NULL, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	uint64		n;
+	WaPipelineEntry *entries = wa_catalog_pipeline_list(&n);
+
+	for (uint64 i = 0; i < n; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int32		id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-		char	   *name = SPI_getvalue(tup, desc, 2);
-		Oid			owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-		bool		enabled = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		Oid			result_table = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-		WaPipelineSlot *slot = wa_slot_claim(MyDatabaseId, id, owner, name,
-											 result_table, false);
+		WaPipelineEntry *e = &entries[i];
+		WaPipelineSlot *slot = wa_slot_claim(MyDatabaseId, e->id, e->owner,
+											 e->name, e->result_table, false);
 
 		SpinLockAcquire(&slot->mutex);
-		slot->wanted = enabled;
-		slot->status = enabled ? WA_STATUS_STARTING : WA_STATUS_PAUSED;
+		slot->wanted = e->enabled;
+		slot->status = e->enabled ? WA_STATUS_STARTING : WA_STATUS_PAUSED;
 		SpinLockRelease(&slot->mutex);
 	}
 }

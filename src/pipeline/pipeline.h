@@ -20,6 +20,7 @@
 
 #include "query/query.h"
 
+#include "access/xlogdefs.h"
 #include "executor/spi.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
@@ -230,7 +231,10 @@ extern void wa_enter_restricted(Oid role);
 extern void wa_leave_restricted(void);
 extern void wa_forget_restricted(void);
 
-/* ---------- the catalog (catalog.c) ---------- */
+/*
+ * ---------- the catalog: windowagg.pipelines (catalog_pipelines.c), its
+ * pinned scope and a pipeline's query (catalog.c) ----------
+ */
 
 /* A row of windowagg.pipelines, decoded. */
 typedef struct WaPipelineDef
@@ -264,8 +268,80 @@ typedef struct WaPipelineDef
 	char	   *slot_name;		/* its replication slot */
 } WaPipelineDef;
 
-/* Read a pipeline's row (inside a transaction, SPI connected); NULL if gone. */
+/*
+ * Read a pipeline's row, by id or (unless NULL) by name, inside a
+ * transaction with SPI connected; NULL if gone.  Allocated in the memory
+ * context current at the call, which is current again on return.
+ */
 extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
+
+/* What discovery needs of each pipeline to claim a slot for it. */
+typedef struct WaPipelineEntry
+{
+	int32		id;
+	char	   *name;
+	Oid			owner;
+	bool		enabled;
+	Oid			result_table;
+} WaPipelineEntry;
+
+/*
+ * Every pipeline of the database, *n of them, in the memory context
+ * current at the call (SPI connected).
+ */
+extern WaPipelineEntry *wa_catalog_pipeline_list(uint64 *n);
+
+/* Is there a pipeline of that name? */
+extern bool wa_catalog_pipeline_exists(const char *name);
+
+/*
+ * A new row of windowagg.pipelines, as create_pipeline inserts it: the
+ * values as given or resolved, a NULL pointer for a column left null.
+ */
+typedef struct WaPipelineInsert
+{
+	const char *name;
+	Oid			owner;
+	const char *query;
+	const char *event_time;
+	const char *arrival_column; /* NULL for a logical source */
+	Datum		windows;		/* the windowagg.window[] argument as given */
+	Oid			windows_type;	/* its type (the extension's: no fixed OID) */
+	int64		bound;			/* ticks */
+	int64		lateness;		/* ticks */
+	Interval   *idle_timeout;	/* NULL: the watermark follows events only */
+	Oid			source;
+	const char *result_table;	/* qualified names of the relations just */
+	const char *dead_letter_table;	/* made, which the insert resolves */
+	const char *live_view;		/* (regclass) */
+	bool		enabled;
+	const char *search_path;	/* the creator's */
+	const char *source_kind;	/* "table" or "logical" */
+	const char *publication;	/* NULL: the pipeline's own */
+	bool		dead_letter_changes;
+	const char *connection;		/* NULL: this server */
+	const char *remote_schema;	/* with a connection: the table there */
+	const char *remote_table;
+	const char *slot_name;		/* logical sources */
+	const char *time_zone;		/* the creator's TimeZone */
+} WaPipelineInsert;
+
+/*
+ * Insert the row and return the new pipeline's id.  Its AFTER INSERT
+ * trigger (wa_pipeline_inserted) claims the pipeline's slot; a duplicate
+ * name is the unique violation of the insert.
+ */
+extern int32 wa_catalog_pipeline_insert(const WaPipelineInsert *row);
+
+/*
+ * Lock the pipeline's row FOR UPDATE (concurrent drops, pauses and resumes
+ * queue up behind it); delete it (its progress and checkpoint rows go
+ * with it); change its owner or whether it is enabled.
+ */
+extern void wa_catalog_pipeline_lock(int32 id);
+extern void wa_catalog_pipeline_delete(int32 id);
+extern void wa_catalog_pipeline_set_owner(int32 id, Oid owner);
+extern void wa_catalog_pipeline_set_enabled(int32 id, bool enabled);
 
 /*
  * The same for a SQL function's argument (connects to SPI): an error if
@@ -281,6 +357,14 @@ extern WaPipelineDef *wa_pipeline_lookup(const char *name);
  */
 extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
 							Datum *values, const char *nulls);
+
+/*
+ * The same for a statement whose one parameter, $1, is a pipeline's id;
+ * and for one whose $1 is a pipeline's id and $2 a value of type.
+ */
+extern int	wa_catalog_exec_for(const char *sql, int32 pipeline_id);
+extern int	wa_catalog_set_for(const char *sql, int32 pipeline_id, Oid type,
+							   Datum value);
 
 /* The same for a statement prepared (and kept) in that same scope. */
 extern SPIPlanPtr wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes);
@@ -335,6 +419,95 @@ extern void wa_check_pipeline_owner(const WaPipelineDef *def);
 /* The shape (see wa_agg_query_shape) of the pipeline's engine. */
 extern void wa_pipeline_shape(const WaPipelineDef *def, const WaAggQuery *q,
 							  uint8 *shape);
+
+/* ---------- where a pipeline stands (catalog_progress.c) ---------- */
+
+/*
+ * A pipeline's row of windowagg.pipeline_progress as a restore reads it,
+ * with the end of its checkpoint log beside it.  A null bigint reads as 0
+ * (its _null flag says so where that matters).  arrival_gaps and watermark
+ * are copies in the memory context current at the call.
+ */
+typedef struct WaProgressRow
+{
+	bool		arrival_hwm_null;	/* no arrival number consumed yet */
+	int64		arrival_hwm;	/* highest arrival number consumed */
+	ArrayType  *arrival_gaps;	/* lo, hi pairs not yet seen; NULL if null */
+	bool		max_event_time_null;	/* no event seen yet */
+	int64		max_event_time; /* ticks */
+	bool		watermark_null; /* null: -infinity */
+	Datum		watermark;		/* numeric ticks, unchecked (may be NaN or
+								 * fractional: the caller's to refuse) */
+	WaPipelineStats counters;	/* events_in, events_partial, dead_letters,
+								 * panes_on_time, panes_late, epochs,
+								 * source_updates, source_deletes as
+								 * committed; every other field 0 */
+	int64		checkpoint_seq; /* the checkpoint row the progress refers to */
+	int64		log_end_seq;	/* the newest row of the checkpoint log, 0 if
+								 * it is empty: equal to checkpoint_seq once
+								 * both are complete */
+	XLogRecPtr	source_lsn;		/* logical sources; InvalidXLogRecPtr: null */
+} WaProgressRow;
+
+/*
+ * What an epoch writes to its pipeline's progress row: the source's
+ * offset, the event clock and the counters the epoch adds (epochs is
+ * incremented by one, whatever delta says).
+ */
+typedef struct WaProgressUpdate
+{
+	int32		pipeline_id;
+	int64		arrival_hwm;
+	ArrayType  *arrival_gaps;	/* NULL: the stored array stands */
+	bool		max_event_time_null;
+	int64		max_event_time;
+	bool		watermark_null;
+	Datum		watermark;		/* numeric ticks, unless watermark_null */
+	const WaPipelineStats *delta;	/* counters the epoch adds */
+	int64		checkpoint_seq; /* the newest checkpoint row, written with it */
+	XLogRecPtr	source_lsn;		/* InvalidXLogRecPtr: null */
+} WaProgressUpdate;
+
+/* A new pipeline's progress row: nothing consumed, counters zero. */
+extern void wa_catalog_progress_insert(int32 pipeline_id);
+
+/*
+ * Read a pipeline's progress row (SPI connected); false, and *row zeroed,
+ * unless it has exactly one.
+ */
+extern bool wa_catalog_progress_read(int32 pipeline_id, WaProgressRow *row);
+
+/* Make the progress row refer to checkpoint row seq (a rewritten log). */
+extern void wa_catalog_progress_set_checkpoint(int32 pipeline_id,
+											   int64 checkpoint_seq);
+
+/*
+ * The epoch's update, prepared once (and kept: SPI_keepplan) in the
+ * catalog's scope; executed by wa_catalog_progress_write, which is false
+ * unless it ran as an UPDATE.
+ */
+extern SPIPlanPtr wa_catalog_progress_prepare(void);
+extern bool wa_catalog_progress_write(SPIPlanPtr plan,
+									  const WaProgressUpdate *update);
+
+/* A row of windowagg.checkpoints as a restore reads it. */
+typedef struct WaCheckpointRow
+{
+	int64		seq;			/* later rows override earlier ones */
+	int64		expire_below;	/* slices numbered below have expired */
+	int32		acc_size;		/* bytes per accumulator it was written with */
+	bytea	   *data;			/* the chunk, detoasted: a copy in the memory
+								 * context current at the call */
+} WaCheckpointRow;
+
+extern void wa_catalog_checkpoint_insert(int32 pipeline_id, int64 seq,
+										 int64 expire_below, int64 n_slices,
+										 int32 acc_size, bytea *data);
+
+/* A pipeline's whole checkpoint log, in seq order; *n rows. */
+extern WaCheckpointRow *wa_catalog_checkpoints_read(int32 pipeline_id,
+													uint64 *n);
+extern void wa_catalog_checkpoints_delete(int32 pipeline_id);
 
 /* ---------- transactional requests (requests.c) ---------- */
 

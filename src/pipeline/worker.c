@@ -52,7 +52,6 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
-#include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -476,77 +475,49 @@ stored_watermark(Worker *w, Datum value)
 static void
 restore(Worker *w)
 {
-	Datum		arg = Int32GetDatum(w->def->id);
-	Oid			argtype = INT4OID;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
+	WaProgressRow row;
+	bool		found;
 	WaSourceOffset offset;
-	Datum		gaps;
-	Datum		lsn;
 	wa_time_state time;
 	EngineStep	step;
 	WaCheckpointLog *log;
-	Datum		watermark;
 
 	create_engine(w);
 
-	wa_catalog_exec("SELECT p.arrival_hwm, p.arrival_gaps, p.max_event_time, p.watermark, "
-					"p.events_in, p.events_partial, p.dead_letters, p.panes_on_time, "
-					"p.panes_late, p.epochs, p.checkpoint_seq, "
-					"(SELECT COALESCE(pg_catalog.max(c.seq), 0) FROM windowagg.checkpoints c "
-					" WHERE c.pipeline OPERATOR(pg_catalog.=) p.pipeline), "
-					"p.source_lsn, p.source_updates, p.source_deletes "
-					"FROM windowagg.pipeline_progress p "
-					"WHERE p.pipeline OPERATOR(pg_catalog.=) $1",
-					1, &argtype, &arg, NULL);
+	/* the row's array and watermark are copied into the epoch's memory */
+	MemoryContextSwitchTo(w->epoch_cxt);
+	found = wa_catalog_progress_read(w->def->id, &row);
 	/*
 	 * The progress row and the checkpoint log are written in one
 	 * transaction; while pg_restore is loading them they can disagree, and
 	 * the worker waits (fails, and is retried) until they agree.
 	 */
 	w->restoring_from_dump = true;	/* these two errors last only so long */
-	if (SPI_processed != 1)
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pipeline \"%s\" has no progress row yet", w->def->name),
 				 errdetail("It is written with the pipeline, or by pg_restore after it.")));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	if (DatumGetInt64(SPI_getbinval(tup, desc, 11, &isnull)) !=
-		DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)))
+	if (row.checkpoint_seq != row.log_end_seq)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("checkpoint of pipeline \"%s\" is not complete yet", w->def->name),
 				 errdetail("Its progress row refers to checkpoint %lld, the log ends at %lld.",
-						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 11, &isnull)),
-						   (long long) DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull)))));
+						   (long long) row.checkpoint_seq,
+						   (long long) row.log_end_seq)));
 	w->restoring_from_dump = false;
-	/* the source's offset as committed, copied out of SPI's memory */
-	MemoryContextSwitchTo(w->epoch_cxt);
+	/* the source's offset as committed */
 	memset(&offset, 0, sizeof(offset));
-	offset.arrival_hwm = DatumGetInt64(SPI_getbinval(tup, desc, 1,
-													 &offset.arrival_hwm_null));
-	gaps = SPI_getbinval(tup, desc, 2, &isnull);
-	offset.arrival_gaps = isnull ? NULL : DatumGetArrayTypePCopy(gaps);
-	lsn = SPI_getbinval(tup, desc, 13, &isnull);
-	offset.lsn = isnull ? InvalidXLogRecPtr : DatumGetLSN(lsn);
+	offset.arrival_hwm_null = row.arrival_hwm_null;
+	offset.arrival_hwm = row.arrival_hwm;
+	offset.arrival_gaps = row.arrival_gaps;
+	offset.lsn = row.source_lsn;
 	memset(&time, 0, sizeof(time));
-	time.max_ts = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	time.seen_event = !isnull;
-	/* apart: the order in which arguments are evaluated is unspecified */
-	watermark = SPI_getbinval(tup, desc, 4, &isnull);
-	time.wm = isnull ? WA_TICK_MIN : stored_watermark(w, watermark);
-	memset(&w->committed, 0, sizeof(w->committed));
+	time.max_ts = row.max_event_time;
+	time.seen_event = !row.max_event_time_null;
+	time.wm = row.watermark_null ? WA_TICK_MIN : stored_watermark(w, row.watermark);
+	w->committed = row.counters;
 	w->committed.max_event_time = time.max_ts;
-	w->committed.events_in = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
-	w->committed.events_partial = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
-	w->committed.dead_letters = DatumGetInt64(SPI_getbinval(tup, desc, 7, &isnull));
-	w->committed.panes_on_time = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
-	w->committed.panes_late = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	w->committed.epochs = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	w->committed.source_updates = DatumGetInt64(SPI_getbinval(tup, desc, 14, &isnull));
-	w->committed.source_deletes = DatumGetInt64(SPI_getbinval(tup, desc, 15, &isnull));
 
 	/*
 	 * The slices, from the checkpoint log: read (a query and a sort) before
@@ -563,16 +534,7 @@ restore(Worker *w)
 	engine_step_end(&step);
 	unlock_state(w);
 	if (wa_ckpt_rewrite(&w->sink.ckpt, log))
-	{
-		Oid			argtypes[2] = {INT4OID, INT8OID};
-		Datum		values[2];
-
-		values[0] = Int32GetDatum(w->def->id);
-		values[1] = Int64GetDatum(w->sink.ckpt.seq);
-		wa_catalog_exec("UPDATE windowagg.pipeline_progress SET checkpoint_seq = $2 "
-						"WHERE pipeline OPERATOR(pg_catalog.=) $1",
-						2, argtypes, values, NULL);
-	}
+		wa_catalog_progress_set_checkpoint(w->def->id, w->sink.ckpt.seq);
 	/* read again from the committed offset */
 	wa_source_start(w->source, &offset);
 	publish_progress(w, false, false, 0);
@@ -621,64 +583,22 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 }
 
 static void
-prepare_progress_plan(Worker *w)
-{
-	Oid			types[15] = {INT4OID, INT8OID, INT8ARRAYOID, INT8OID, NUMERICOID,
-		INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, PG_LSNOID, INT8OID, INT8OID,
-	BOOLOID};
-
-	/* prepared in the catalog's scope, so that it is re-planned there too */
-	w->progress_plan =
-		wa_catalog_prepare("UPDATE windowagg.pipeline_progress SET "
-						   "arrival_hwm = $2, max_event_time = $4, "
-						   /* an unchanged array keeps its TOAST value: no WAL */
-						   "arrival_gaps = CASE WHEN $15 THEN $3 ELSE arrival_gaps END, "
-						   "watermark = $5, events_in = events_in OPERATOR(pg_catalog.+) $6, "
-						   "events_partial = events_partial OPERATOR(pg_catalog.+) $7, "
-						   "dead_letters = dead_letters OPERATOR(pg_catalog.+) $8, "
-						   "panes_on_time = panes_on_time OPERATOR(pg_catalog.+) $9, "
-						   "panes_late = panes_late OPERATOR(pg_catalog.+) $10, "
-						   "epochs = epochs OPERATOR(pg_catalog.+) 1, "
-						   "checkpoint_seq = $11, source_lsn = $12, "
-						   "source_updates = source_updates OPERATOR(pg_catalog.+) $13, "
-						   "source_deletes = source_deletes OPERATOR(pg_catalog.+) $14, "
-						   "updated_at = pg_catalog.now() "
-						   "WHERE pipeline OPERATOR(pg_catalog.=) $1",
-						   15, types);
-}
-
-static void
 write_progress(Worker *w, const wa_time_state *time)
 {
-	Datum		values[15];
-	char		nulls[15];
-	bool		isnull;
 	WaSourceOffset offset;
+	WaProgressUpdate update;
 
 	wa_source_get_offset(w->source, &offset);
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = Int32GetDatum(w->def->id);
-	values[1] = Int64GetDatum(offset.arrival_hwm);
-	if (offset.arrival_gaps != NULL)
-		values[2] = PointerGetDatum(offset.arrival_gaps);
-	else
-		nulls[2] = 'n';			/* the stored array stands */
-	values[3] = Int64GetDatum(time->max_ts);
-	nulls[3] = time->seen_event ? ' ' : 'n';
-	values[4] = tick_to_numeric(time->wm, &isnull);
-	nulls[4] = isnull ? 'n' : ' ';
-	values[5] = Int64GetDatum(w->delta.events_in);
-	values[6] = Int64GetDatum(w->delta.events_partial);
-	values[7] = Int64GetDatum(w->delta.dead_letters);
-	values[8] = Int64GetDatum(w->delta.panes_on_time);
-	values[9] = Int64GetDatum(w->delta.panes_late);
-	values[10] = Int64GetDatum(w->sink.ckpt.seq);
-	values[11] = LSNGetDatum(offset.lsn);
-	nulls[11] = XLogRecPtrIsInvalid(offset.lsn) ? 'n' : ' ';
-	values[12] = Int64GetDatum(w->delta.source_updates);
-	values[13] = Int64GetDatum(w->delta.source_deletes);
-	values[14] = BoolGetDatum(offset.arrival_gaps != NULL);
-	if (wa_catalog_execute_plan(w->progress_plan, values, nulls) != SPI_OK_UPDATE)
+	update.pipeline_id = w->def->id;
+	update.arrival_hwm = offset.arrival_hwm;
+	update.arrival_gaps = offset.arrival_gaps;
+	update.max_event_time_null = !time->seen_event;
+	update.max_event_time = time->max_ts;
+	update.watermark = tick_to_numeric(time->wm, &update.watermark_null);
+	update.delta = &w->delta;
+	update.checkpoint_seq = w->sink.ckpt.seq;
+	update.source_lsn = offset.lsn;
+	if (!wa_catalog_progress_write(w->progress_plan, &update))
 		elog(ERROR, "could not record the progress of pipeline \"%s\"", w->def->name);
 }
 
@@ -1028,7 +948,7 @@ setup(Worker *w)
 	wa_source_prepare(w->source);
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
-	prepare_progress_plan(w);
+	w->progress_plan = wa_catalog_progress_prepare();
 	CacheRegisterRelcacheCallback(source_invalidated, PointerGetDatum(w));
 	MemoryContextSwitchTo(old);
 	wa_end_work();
