@@ -45,7 +45,7 @@ grep -l 'postgres\.h\|#include "fmgr\|utils/' src/engine/*.[ch] && {
     echo "src/engine includes PostgreSQL headers" >&2; exit 1; }
 
 # layers include only the layers below them (src/README):
-# commands -> pipeline -> source, query -> engine
+# commands -> pipeline -> source -> query -> engine
 layer_includes() {   # layer_includes DIR LAYER...: fail if DIR includes one
     local dir=$1 layer
     shift
@@ -56,7 +56,7 @@ layer_includes() {   # layer_includes DIR LAYER...: fail if DIR includes one
     done
 }
 layer_includes query pipeline source commands
-layer_includes source commands
+layer_includes source pipeline commands
 layer_includes pipeline commands
 # src/commands shares its name with PostgreSQL's include/commands: a header
 # of ours there must not shadow one of PostgreSQL's

@@ -237,7 +237,7 @@ discovery_step(TimestampTz now, long *next_wakeup_ms)
  * A discovery worker: claim a slot for each pipeline of its database.  It
  * connects as the bootstrap superuser with the database's settings, which
  * the database's owner chooses: it runs nothing but the catalog's own
- * statements, in their pinned scope (catalog.c).
+ * statements, in their pinned scope (query/catalog_scope.c).
  */
 void
 wa_discovery_main(Datum arg)

@@ -19,6 +19,7 @@
 #define WINDOWAGG_PIPELINE_H
 
 #include "query/query.h"
+#include "source/source.h"
 
 #include "access/xlogdefs.h"
 #include "executor/spi.h"
@@ -164,7 +165,6 @@ extern int	wa_shared_memory_mb;
 extern int	wa_max_state_memory_kb;
 extern int	wa_epoch_ms;
 extern int	wa_epoch_rows;
-extern int	wa_max_gaps;
 
 /* ---------- shared memory (shmem.c) ---------- */
 
@@ -232,8 +232,8 @@ extern void wa_leave_restricted(void);
 extern void wa_forget_restricted(void);
 
 /*
- * ---------- the catalog: windowagg.pipelines (catalog_pipelines.c), its
- * pinned scope and a pipeline's query (catalog.c) ----------
+ * ---------- the catalog: windowagg.pipelines (catalog_pipelines.c) and a
+ * pipeline's query (catalog.c) ----------
  */
 
 /* A row of windowagg.pipelines, decoded. */
@@ -350,39 +350,6 @@ extern void wa_catalog_pipeline_set_enabled(int32 id, bool enabled);
 extern WaPipelineDef *wa_pipeline_lookup(const char *name);
 
 /*
- * Run a statement on windowagg's catalog tables, as the catalog's owner,
- * in a security-restricted operation under search_path "pg_catalog,
- * pg_temp" (see catalog.c).  The text is windowagg's own and qualifies
- * every type, function and operator it names.
- */
-extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
-							Datum *values, const char *nulls);
-
-/*
- * The same for a statement whose one parameter, $1, is a pipeline's id;
- * and for one whose $1 is a pipeline's id and $2 a value of type.
- */
-extern int	wa_catalog_exec_for(const char *sql, int32 pipeline_id);
-extern int	wa_catalog_set_for(const char *sql, int32 pipeline_id, Oid type,
-							   Datum value);
-
-/* The same for a statement prepared (and kept) in that same scope. */
-extern SPIPlanPtr wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes);
-extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
-									const char *nulls);
-
-/* windowagg.pipelines, the table whose trigger claims slots. */
-extern Oid	wa_catalog_pipelines_relid(void);
-
-/*
- * Set search_path to "pg_catalog, pg_temp" until the matching unpin (or
- * the end of the (sub)transaction): names then resolve to built-in objects
- * only, and format_type qualifies every other type.
- */
-extern int	wa_pin_search_path(void);
-extern void wa_unpin_search_path(int nest_level);
-
-/*
  * Parse the pipeline's query as the current user, with the search_path it
  * was created under.
  */
@@ -413,7 +380,6 @@ extern WaAggQuery *wa_pipeline_query_for_reader(const char *name,
  */
 extern bool wa_is_pipeline_owner(Oid owner);
 /* Error unless the current user has the privileges of the pipeline owner. */
-extern Oid	wa_relation_owner(Oid relid);
 extern void wa_check_pipeline_owner(const WaPipelineDef *def);
 
 /* The shape (see wa_agg_query_shape) of the pipeline's engine. */

@@ -11,8 +11,8 @@
  * owner's can switch back to the session's user.  It reads the source and writes the
  * result tables with the owner's privileges, under the search_path the
  * pipeline was created with; only catalog statements run as another role,
- * in the pinned scope of catalog.c.  Its engine lives in the shared pool
- * (shmem.c), where windowagg.live() can read it.
+ * in the pinned scope of query/catalog_scope.c.  Its engine lives in the
+ * shared pool (shmem.c), where windowagg.live() can read it.
  *
  * An epoch is one transaction (REPEATABLE READ, so one snapshot):
  *	  read the source's new rows (src/source/source.h) into the engine, emit the
@@ -542,6 +542,42 @@ restore(Worker *w)
 
 /* ---------- progress ---------- */
 
+/* What the source knows of the pipeline, in the worker's context. */
+static const WaSourceDef *
+source_def(Worker *w)
+{
+	WaSourceDef *sd = MemoryContextAllocZero(w->cxt, sizeof(WaSourceDef));
+
+	sd->pipeline = w->def->name;
+	sd->owner = w->def->owner;
+	sd->relid = w->def->source;
+	sd->arrival_column = w->def->arrival_column;
+	sd->logical = w->def->logical;
+	sd->connection = w->def->connection;
+	sd->publication = w->def->publication;
+	sd->remote_schema = w->def->remote_schema;
+	sd->remote_table = w->def->remote_table;
+	sd->slot_name = w->def->slot_name;
+	return sd;
+}
+
+/* The source's part of the counters; true if it stalled (why says so). */
+static bool
+report_source(Worker *w, char *why, Size why_len)
+{
+	WaSourceStats stats;
+	bool		stalled;
+
+	memset(&stats, 0, sizeof(stats));
+	stalled = wa_source_report(w->source, &stats, why, why_len);
+	w->committed.n_gaps = stats.n_gaps;
+	w->committed.oldest_gap_at = stats.oldest_gap_at;
+	w->committed.oldest_gap_pid = stats.oldest_gap_pid;
+	w->committed.retained_wal = stats.retained_wal;
+	w->committed.retained_wal_known = stats.retained_wal_known;
+	return stalled;
+}
+
 /* Publish the committed counters to the slot (after commit). */
 static void
 publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
@@ -557,7 +593,7 @@ publish_progress(Worker *w, bool caught_up, bool flushed, uint64 seq)
 	w->committed.watermark_done = wm >= WA_TICK_MAX;
 	w->committed.watermark = w->committed.has_watermark ? (int64) wm : 0;
 	w->committed.last_epoch_at = GetCurrentTimestamp();
-	stalled = wa_source_report(w->source, &w->committed, why, sizeof(why));
+	stalled = report_source(w, why, sizeof(why));
 	SpinLockAcquire(&slot->mutex);
 	slot->stats = w->committed;
 	if (caught_up && seq > slot->caught_up_seq)
@@ -928,7 +964,8 @@ setup(Worker *w)
 	consumer.change = worker_change;
 	consumer.yield = worker_yield;
 	consumer.arg = w;
-	w->source = wa_source_open(w->def, w->query, &consumer, w->cxt, w->epoch_cxt);
+	w->source = wa_source_open(source_def(w), w->query, &consumer, w->cxt,
+							   w->epoch_cxt);
 	MemoryContextSwitchTo(w->cxt);	/* SPI left its own current */
 	wa_pipeline_shape(w->def, w->query, w->shape);
 	wa_key_codec_init(&w->codec, w->query);
@@ -1192,7 +1229,7 @@ wa_worker_main(Datum arg)
 	 * (xact.c), setup becomes the owner before anything of the owner's
 	 * runs, and restore and the epochs run as the owner.  Transactions
 	 * that abort restore the identity they started with, and only catalog
-	 * statements (catalog.c) switch away from it.
+	 * statements (query/catalog_scope.c) switch away from it.
 	 */
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
 	before_shmem_exit(detach_engine_at_exit, PointerGetDatum(slot));

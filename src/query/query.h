@@ -21,6 +21,7 @@
 #include "datatype/timestamp.h"
 #include "pgtime.h"
 #include "fmgr.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -310,5 +311,43 @@ extern bool wa_share_windows;	/* windowagg.share_windows */
 
 extern void wa_engine_allocator_init(wa_allocator *allocator,
 									 MemoryContext context);
+
+/* ---------- the catalog scope (catalog_scope.c) ---------- */
+
+/*
+ * Run a statement on windowagg's catalog tables, as the catalog's owner,
+ * in a security-restricted operation under search_path "pg_catalog,
+ * pg_temp" (see catalog_scope.c).  The text is windowagg's own and qualifies
+ * every type, function and operator it names.
+ */
+extern int	wa_catalog_exec(const char *sql, int nargs, Oid *argtypes,
+							Datum *values, const char *nulls);
+
+/*
+ * The same for a statement whose one parameter, $1, is a pipeline's id;
+ * and for one whose $1 is a pipeline's id and $2 a value of type.
+ */
+extern int	wa_catalog_exec_for(const char *sql, int32 pipeline_id);
+extern int	wa_catalog_set_for(const char *sql, int32 pipeline_id, Oid type,
+							   Datum value);
+
+/* The same for a statement prepared (and kept) in that same scope. */
+extern SPIPlanPtr wa_catalog_prepare(const char *sql, int nargs, Oid *argtypes);
+extern int	wa_catalog_execute_plan(SPIPlanPtr plan, Datum *values,
+									const char *nulls);
+
+/* windowagg.pipelines, the table whose trigger claims slots. */
+extern Oid	wa_catalog_pipelines_relid(void);
+
+/*
+ * Set search_path to "pg_catalog, pg_temp" until the matching unpin (or
+ * the end of the (sub)transaction): names then resolve to built-in objects
+ * only, and format_type qualifies every other type.
+ */
+extern int	wa_pin_search_path(void);
+extern void wa_unpin_search_path(int nest_level);
+
+/* A relation's owner; InvalidOid if it no longer exists. */
+extern Oid	wa_relation_owner(Oid relid);
 
 #endif							/* WA_QUERY_H */

@@ -11,7 +11,7 @@
 #include "source/source_internal.h"
 
 WaSource *
-wa_source_open(const WaPipelineDef *def, const WaAggQuery *q,
+wa_source_open(const WaSourceDef *def, const WaAggQuery *q,
 			   const WaSourceConsumer *consumer, MemoryContext cxt,
 			   MemoryContext epoch_cxt)
 {

@@ -31,13 +31,51 @@
 #ifndef WA_SOURCE_H
 #define WA_SOURCE_H
 
-#include "pipeline/pipeline.h"
+#include "postgres.h"
+
+#include "query/query.h"
 
 #include "access/xlogdefs.h"
 #include "executor/tuptable.h"
 #include "utils/array.h"
 
 typedef struct WaSource WaSource;
+
+/*
+ * windowagg.max_gaps (init.c): how many ranges of arrival numbers a table
+ * source waits on before it stops reading new rows.
+ */
+extern int	wa_max_gaps;
+
+/*
+ * What a source knows of its pipeline: the worker copies it out of the
+ * pipeline's definition (the source never reads the catalog's rows).
+ */
+typedef struct WaSourceDef
+{
+	const char *pipeline;		/* the pipeline's name, for messages */
+	Oid			owner;			/* the pipeline's owner */
+	Oid			relid;			/* the source table (a remote source's
+								 * local stand-in) */
+	const char *arrival_column; /* a table source's arrival numbers */
+	bool		logical;		/* a logical source (else a table source) */
+	const char *connection;		/* NULL: this server */
+	const char *publication;	/* with a connection: the publication */
+	const char *remote_schema;	/* with a connection: the table there */
+	const char *remote_table;
+	const char *slot_name;		/* a logical source's replication slot */
+} WaSourceDef;
+
+/* What a source reports between epochs (windowagg.stat_pipelines). */
+typedef struct WaSourceStats
+{
+	int32		n_gaps;			/* table sources: arrival ranges not seen;
+								 * -1: the source has no arrival numbers */
+	TimestampTz oldest_gap_at;	/* when the oldest was revealed */
+	int32		oldest_gap_pid; /* a process that may still fill it */
+	int64		retained_wal;	/* remote sources: bytes the slot holds, */
+	bool		retained_wal_known; /* once the worker has heard from it */
+} WaSourceStats;
 
 /* How a source hands over what it reads (all called inside read). */
 typedef struct WaSourceConsumer
@@ -99,7 +137,7 @@ typedef struct WaSourceRoutine
 	void		(*after_commit) (WaSource *src, bool offset_written);
 
 	/* between epochs */
-	bool		(*report) (WaSource *src, WaPipelineStats *stats, char *why,
+	bool		(*report) (WaSource *src, WaSourceStats *stats, char *why,
 						   Size why_len);	/* true: stalled, why says so */
 	void		(*wait) (WaSource *src, long timeout_ms);	/* for rows or the
 															 * latch */
@@ -111,7 +149,7 @@ typedef struct WaSourceRoutine
 struct WaSource
 {
 	const WaSourceRoutine *routine;
-	const WaPipelineDef *def;
+	const WaSourceDef *def;
 	const WaAggQuery *query;	/* the one the worker runs */
 	MemoryContext cxt;			/* the worker's lifetime */
 	MemoryContext epoch_cxt;	/* reset after each epoch */
@@ -121,7 +159,7 @@ struct WaSource
 };
 
 /* The source of a pipeline, opened and checked (in a transaction). */
-extern WaSource *wa_source_open(const WaPipelineDef *def, const WaAggQuery *q,
+extern WaSource *wa_source_open(const WaSourceDef *def, const WaAggQuery *q,
 								const WaSourceConsumer *consumer,
 								MemoryContext cxt, MemoryContext epoch_cxt);
 
@@ -178,7 +216,7 @@ wa_source_after_commit(WaSource *src, bool offset_written)
 }
 
 static inline bool
-wa_source_report(WaSource *src, WaPipelineStats *stats, char *why, Size why_len)
+wa_source_report(WaSource *src, WaSourceStats *stats, char *why, Size why_len)
 {
 	return src->routine->report(src, stats, why, why_len);
 }

@@ -517,13 +517,13 @@ table_gaps_array(const WaTableSource *src)
 static Oid
 arrival_sequence(WaSource *source)
 {
-	const WaPipelineDef *def = source->def;
+	const WaSourceDef *def = source->def;
 	Datum		args[2];
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	bool		isnull;
 	Datum		seq;
 
-	args[0] = ObjectIdGetDatum(def->source);
+	args[0] = ObjectIdGetDatum(def->relid);
 	args[1] = CStringGetTextDatum(def->arrival_column);
 	wa_catalog_exec("SELECT pg_catalog.pg_get_serial_sequence($1::pg_catalog.regclass::pg_catalog.text, $2)"
 					"::pg_catalog.regclass::pg_catalog.oid",
@@ -535,7 +535,7 @@ arrival_sequence(WaSource *source)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("arrival column \"%s\" of pipeline \"%s\" is no longer filled by a sequence",
-						def->arrival_column, def->name),
+						def->arrival_column, def->pipeline),
 				 errhint("Make it an identity column again, or drop and re-create the pipeline.")));
 	}
 	return DatumGetObjectId(seq);
@@ -569,7 +569,7 @@ static void
 check_arrival_sequence(WaTableSource *src)
 {
 	WaSource   *source = src->source;
-	const WaPipelineDef *def = source->def;
+	const WaSourceDef *def = source->def;
 	HeapTuple	tup;
 	Form_pg_sequence seq;
 	int64		cache;
@@ -586,7 +586,7 @@ check_arrival_sequence(WaTableSource *src)
 		source->needs_user = true;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the arrival sequence of pipeline \"%s\" is gone", def->name),
+				 errmsg("the arrival sequence of pipeline \"%s\" is gone", def->pipeline),
 				 errhint("Drop and re-create the pipeline.")));
 	}
 	seq = (Form_pg_sequence) GETSTRUCT(tup);
@@ -601,10 +601,10 @@ check_arrival_sequence(WaTableSource *src)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the sequence of arrival column \"%s\" of pipeline \"%s\" caches %lld values",
-						def->arrival_column, def->name, (long long) cache),
+						def->arrival_column, def->pipeline, (long long) cache),
 				 errdetail("With a cache, sessions hand out arrival numbers out of time order, and a row could be taken for a gap for ever."),
 				 errhint("Run ALTER SEQUENCE %s CACHE 1, then windowagg.resume('%s').",
-						 seqname, def->name)));
+						 seqname, def->pipeline)));
 	}
 
 	/* as the catalog's owner: the pipeline's may read the table, not the sequence */
@@ -619,11 +619,11 @@ check_arrival_sequence(WaTableSource *src)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pipeline \"%s\" has read arrival numbers up to " INT64_FORMAT ", beyond its sequence",
-						def->name, src->hwm),
+						def->pipeline, src->hwm),
 				 errdetail("Sequence %s has handed out numbers up to " INT64_FORMAT ": a row was inserted with an explicit arrival number, or the sequence was set back, and the rows it numbers next would be skipped.",
 						   seqname, handed_out),
 				 errhint("Set the sequence past the highest arrival number (setval), then call windowagg.resume('%s').",
-						 def->name)));
+						 def->pipeline)));
 	}
 }
 
@@ -705,7 +705,7 @@ table_after_commit(WaSource *source, bool offset_written)
 }
 
 static bool
-table_report(WaSource *source, WaPipelineStats *stats, char *why, Size why_len)
+table_report(WaSource *source, WaSourceStats *stats, char *why, Size why_len)
 {
 	WaTableSource *src = source->private_data;
 

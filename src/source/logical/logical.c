@@ -103,7 +103,7 @@ wa_logical_check_source(Oid relid, Oid owner, bool local)
 /* ---------- set-up ---------- */
 
 void
-wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
+wa_logical_init(WaLogicalSource *src, const WaSourceDef *def,
 				const WaAggQuery *q, MemoryContext cxt,
 				wa_logical_row_fn row_fn, wa_logical_change_fn change_fn,
 				wa_logical_txn_end_fn txn_end_fn, void *fn_arg)
@@ -120,7 +120,7 @@ wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
 	src->fn_arg = fn_arg;
 	src->fd = PGINVALID_SOCKET;
 	src->slot_name = pstrdup(def->slot_name);
-	src->local_relid = def->source;
+	src->local_relid = def->relid;
 	if (def->connection != NULL)
 	{
 		src->conninfo = pstrdup(def->connection);
@@ -296,7 +296,7 @@ logical_open(WaSource *source)
 static void
 logical_check(WaSource *source)
 {
-	wa_logical_check_source(source->def->source, source->def->owner,
+	wa_logical_check_source(source->def->relid, source->def->owner,
 							source->def->connection == NULL);
 }
 
@@ -364,7 +364,7 @@ logical_after_commit(WaSource *source, bool offset_written)
 }
 
 static bool
-logical_report(WaSource *source, WaPipelineStats *stats, char *why,
+logical_report(WaSource *source, WaSourceStats *stats, char *why,
 			   Size why_len)
 {
 	LogicalSourceState *state = source->private_data;

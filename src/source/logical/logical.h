@@ -13,7 +13,7 @@
 #ifndef WINDOWAGG_LOGICAL_SOURCE_H
 #define WINDOWAGG_LOGICAL_SOURCE_H
 
-#include "pipeline/pipeline.h"
+#include "query/query.h"
 
 #include "access/xlogdefs.h"
 #include "executor/tuptable.h"

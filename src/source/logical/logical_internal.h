@@ -92,7 +92,7 @@ typedef struct WaLogicalSource
 	int64		deletes;
 } WaLogicalSource;
 
-extern void wa_logical_init(WaLogicalSource *src, const WaPipelineDef *def,
+extern void wa_logical_init(WaLogicalSource *src, const WaSourceDef *def,
 							const WaAggQuery *q, MemoryContext cxt,
 							wa_logical_row_fn row_fn,
 							wa_logical_change_fn change_fn,
