@@ -3,11 +3,14 @@
 #
 # Installs what is missing (as root), builds and installs windowagg, then
 # runs the engine's unit and differential tests (plain and under
-# AddressSanitizer) and the pg_regress suite on a throwaway server.
-# PostgreSQL refuses to run as root, so as root the server-side tests run
-# as the unprivileged "postgres" user in a scratch copy of the tree.
-# Ends with one line "N passed, N failed" over every check: each engine
-# check (plain and sanitized), each pg_regress file, and each suite.
+# AddressSanitizer), and pg_regress, the isolation specs and the TAP tests
+# on throwaway servers: on Debian's PostgreSQL 15, then on PostgreSQL 18
+# built with assertions (test/build-pg18.sh builds it once into a cache;
+# WA_SKIP_PG18=1 skips it).  PostgreSQL refuses to run as root, so as root
+# the server-side tests run as the unprivileged "postgres" user in a
+# scratch copy of the tree.  Prints the time of each part, and ends with
+# one line "N passed, N failed" over every check: each engine check (plain
+# and sanitized), each pg_regress, isolation and TAP file, and each suite.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +35,8 @@ add_counts() {
     failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
 }
 log=$(mktemp)
+timings=()
+suite_start=$(date +%s)
 
 echo "== packaging"
 bash test/check-packaging.sh
@@ -46,48 +51,85 @@ make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 count "install" $?
 
 echo "== engine tests"
+t0=$(date +%s)
 make -s -C test/engine check 2>&1 | tee "$log"
 count "engine tests" "${PIPESTATUS[0]}"
 add_counts "$log"
 make -s -C test/engine check-asan 2>&1 | tee "$log"
 count "engine tests under AddressSanitizer" "${PIPESTATUS[0]}"
 add_counts "$log"
+timings+=("engine tests, plain and sanitized: $(( $(date +%s) - t0 )) s")
 
-echo "== pg_regress and isolation specs"
-if [ "$(id -u)" -eq 0 ]; then
-    scratch=$(mktemp -d /tmp/windowagg-test.XXXXXX)
-    rsync -a --exclude .git --exclude results --exclude tmp_check "$top/" "$scratch/"
-    chown -R postgres: "$scratch"
-    runuser -u postgres -- make -C "$scratch" -s PG_CONFIG="$PG_CONFIG" installcheck 2>&1 | tee "$log"
-    status=${PIPESTATUS[0]}
-    [ $status -ne 0 ] && cat "$scratch/regression.diffs" 2>/dev/null | head -200
-    server_logs="$scratch/log/postmaster.log $scratch/output_iso/log/postmaster.log"
-else
-    scratch=
-    make -s PG_CONFIG="$PG_CONFIG" installcheck 2>&1 | tee "$log"
-    status=${PIPESTATUS[0]}
-    [ $status -ne 0 ] && head -200 regression.diffs 2>/dev/null
-    server_logs="$top/log/postmaster.log $top/output_iso/log/postmaster.log"
-fi
-count "pg_regress" $status
+# server_suites LABEL PG_CONFIG: pg_regress, the isolation specs and the TAP
+# tests against the PostgreSQL that PG_CONFIG names, with windowagg built
+# and installed for it in a scratch copy of the tree
+server_suites() {
+    local label=$1 pgc=$2 scratch status server_logs regress_ok regress_bad t0
+    t0=$(date +%s)
+    echo "== pg_regress, isolation specs and TAP tests on $label"
+    if [ "$(id -u)" -eq 0 ]; then
+        scratch=$(mktemp -d /tmp/windowagg-test.XXXXXX)
+        rsync -a --exclude .git --exclude results --exclude tmp_check \
+            --exclude '*.o' --exclude '*.bc' --exclude '*.so' "$top/" "$scratch/"
+        make -C "$scratch" -s PG_CONFIG="$pgc" install 2>&1 | grep -E "warning|error"
+        chown -R postgres: "$scratch"
+        runuser -u postgres -- make -C "$scratch" -s PG_CONFIG="$pgc" installcheck 2>&1 | tee "$log"
+        status=${PIPESTATUS[0]}
+        [ $status -ne 0 ] && cat "$scratch/regression.diffs" "$scratch/output_iso/regression.diffs" 2>/dev/null | head -200
+        server_logs="$scratch/log/postmaster.log $scratch/output_iso/log/postmaster.log"
+    else
+        scratch=
+        make -s PG_CONFIG="$pgc" install >/dev/null
+        make -s PG_CONFIG="$pgc" installcheck 2>&1 | tee "$log"
+        status=${PIPESTATUS[0]}
+        [ $status -ne 0 ] && head -200 regression.diffs 2>/dev/null
+        server_logs="$top/log/postmaster.log $top/output_iso/log/postmaster.log"
+    fi
+    count "server suites on $label" $status
 
-# the server must not have warned, crashed or lost a backend on the way
-# shellcheck disable=SC2086
-if grep -E "WARNING|PANIC|terminated by signal|server process .* exited" $server_logs; then
-    count "server log free of warnings and crashes" 1
+    # the server must not have warned, crashed or lost a backend on the way
+    # shellcheck disable=SC2086
+    if grep -E "WARNING|PANIC|TRAP|terminated by signal|server process .* exited" $server_logs; then
+        count "server log free of warnings and crashes on $label" 1
+    else
+        count "server log free of warnings and crashes on $label" 0
+    fi
+    [ -n "$scratch" ] && rm -rf "$scratch"
+    # pg_regress and isolation: each test file counts once
+    regress_ok=$(grep -cE '^(ok|test) .* ok ' "$log" || true)
+    regress_bad=$(grep -cE '^(not ok|test) .* FAILED' "$log" || true)
+    # TAP: each test file counts once
+    regress_ok=$((regress_ok + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$log" || true)))
+    regress_bad=$((regress_bad + $(grep -cE '^test/t/.*\.pl \.+ *(Dubious|Failed|not ok)' "$log" || true)))
+    passed=$((passed + regress_ok))
+    failed=$((failed + regress_bad))
+    timings+=("server suites on $label: $(( $(date +%s) - t0 )) s")
+}
+
+server_suites "PostgreSQL 15" "$PG_CONFIG"
+
+# PostgreSQL 18 with assertions, built once into a cache (test/build-pg18.sh)
+if [ "${WA_SKIP_PG18:-}" = 1 ]; then
+    echo "== PostgreSQL 18: skipped (WA_SKIP_PG18=1)"
 else
-    count "server log free of warnings and crashes" 0
+    t0=$(date +%s)
+    if pg18_config=$(bash test/build-pg18.sh | tail -1) && [ -x "$pg18_config" ]; then
+        count "PostgreSQL 18 built (or found in the cache)" 0
+        timings+=("PostgreSQL 18 build (0 if cached): $(( $(date +%s) - t0 )) s")
+        make -s clean >/dev/null
+        make -s PG_CONFIG="$pg18_config" 2>&1 | tee /tmp/windowagg-build18.log
+        build_status=${PIPESTATUS[0]}
+        if grep -q "warning:" /tmp/windowagg-build18.log; then build_status=1; echo "build has warnings"; fi
+        count "build without warnings on PostgreSQL 18" "$build_status"
+        make -s clean >/dev/null
+        server_suites "PostgreSQL 18 (assertions)" "$pg18_config"
+    else
+        count "PostgreSQL 18 built (or found in the cache)" 1
+    fi
 fi
-[ -n "$scratch" ] && rm -rf "$scratch"
-# pg_regress and isolation: each test file counts once
-regress_ok=$(grep -cE '^(ok|test) .* ok ' "$log" || true)
-regress_bad=$(grep -cE '^(not ok|test) .* FAILED' "$log" || true)
-# TAP: each test file counts once
-regress_ok=$((regress_ok + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$log" || true)))
-regress_bad=$((regress_bad + $(grep -cE '^test/t/.*\.pl \.+ *(Dubious|Failed|not ok)' "$log" || true)))
-passed=$((passed + regress_ok))
-failed=$((failed + regress_bad))
 rm -f "$log"
 
+for t in "${timings[@]}"; do echo "== time: $t"; done
+echo "== time: all: $(( $(date +%s) - suite_start )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
