@@ -13,17 +13,25 @@
 #   WA_PG18_SOURCE  the tarball (default ../shared/pg-src/postgresql-18_*.tar.bz2)
 #
 # Prints the path of its pg_config on the last line of stdout; progress
-# goes to stderr.  Run as root (it installs the build dependencies).
+# goes to stderr.  Exits 3 when there is no source tarball, 1 when the
+# build fails.  Run as root (it installs the build dependencies).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${WA_PG18_CACHE:-/var/cache/windowagg/pg18}
-source_tarball=${WA_PG18_SOURCE:-$(ls "$top"/../shared/pg-src/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1 || true)}
+# the shared folder beside the clone, or where these machines mount it
+source_tarball=${WA_PG18_SOURCE:-$(ls "$top"/../shared/pg-src/postgresql-18_*.orig.tar.bz2 \
+    /work/shared/pg-src/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1 || true)}
 options="--enable-cassert --enable-debug --enable-tap-tests --with-openssl --with-lz4"
 
 if [ -z "$source_tarball" ] || [ ! -f "$source_tarball" ]; then
+    # a build made with the same options serves without its source
+    if [ -x "$cache/bin/pg_config" ] && [ "$(cut -d' ' -f2- "$cache/.windowagg-stamp" 2>/dev/null)" = "$options" ]; then
+        echo "$cache/bin/pg_config"
+        exit 0
+    fi
     echo "no PostgreSQL 18 source tarball (set WA_PG18_SOURCE)" >&2
-    exit 1
+    exit 3
 fi
 stamp="$(basename "$source_tarball") $options"
 if [ -x "$cache/bin/pg_config" ] && [ "$(cat "$cache/.windowagg-stamp" 2>/dev/null)" = "$stamp" ]; then
