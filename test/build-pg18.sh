@@ -34,7 +34,22 @@ if [ -z "$source_tarball" ] || [ ! -f "$source_tarball" ]; then
     exit 3
 fi
 stamp="$(basename "$source_tarball") $options"
+
+# pg_prewarm, the one contrib module the suite loads (a TAP test fills the
+# worker slots with it), is built with PGXS against the installed server
+add_pg_prewarm() {
+    local work
+    [ -f "$("$cache/bin/pg_config" --pkglibdir)/pg_prewarm.so" ] && return 0
+    work=$(mktemp -d /tmp/windowagg-pg18-contrib.XXXXXX)
+    tar -xjf "$source_tarball" -C "$work" --wildcards '*/contrib/pg_prewarm/*'
+    make -s -C "$work"/*/contrib/pg_prewarm USE_PGXS=1 PG_CONFIG="$cache/bin/pg_config" install >/dev/null
+    local status=$?
+    rm -rf "$work"
+    return $status
+}
+
 if [ -x "$cache/bin/pg_config" ] && [ "$(cat "$cache/.windowagg-stamp" 2>/dev/null)" = "$stamp" ]; then
+    add_pg_prewarm
     echo "$cache/bin/pg_config"
     exit 0
 fi
@@ -65,8 +80,8 @@ if ! (
     cd "$src"
     # shellcheck disable=SC2086
     ./configure --prefix="$cache" $options
-    # The core, pg_regress, the isolation tester and the TAP modules are
-    # all the suite needs: contrib is not built.
+    # The core, pg_regress, the isolation tester and the TAP modules: the
+    # suite needs no contrib module but pg_prewarm (below).
     make -j"$(nproc)"
     make install
 ) >"$log" 2>&1; then
@@ -74,6 +89,7 @@ if ! (
     echo "building PostgreSQL 18 failed" >&2
     exit 1
 fi
+add_pg_prewarm || { echo "building pg_prewarm for PostgreSQL 18 failed" >&2; exit 1; }
 echo "$stamp" > "$cache/.windowagg-stamp"
 echo "== PostgreSQL 18 built in $(( $(date +%s) - start )) s" >&2
 echo "$cache/bin/pg_config"
