@@ -35,6 +35,15 @@
 #define pg_noreturn pg_attribute_noreturn()
 #endif
 
+/*
+ * 18: generated columns are virtual by default, computed when read and
+ * never stored, so no change in the WAL carries them; 15 has only stored
+ * ones, and the letter is then never found.
+ */
+#ifndef ATTRIBUTE_GENERATED_VIRTUAL
+#define ATTRIBUTE_GENERATED_VIRTUAL 'v'
+#endif
+
 /* 16: names can be parsed without raising an error (escontext) */
 #if PG_VERSION_NUM >= 160000
 #define wa_string_to_qualified_name_list(string) \

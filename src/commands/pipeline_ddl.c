@@ -572,7 +572,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	wa_agg_query_check_code_owners(q, GetUserId(), name);
 	/* a logical source must be the caller's to read */
 	if (logical)
-		wa_logical_check_source(q->relid, GetUserId(), connection == NULL);
+		wa_logical_check_source(q->relid, GetUserId(), connection == NULL, q);
 	for (int i = 0; i < q->n_keys; i++)
 		if (type_is_array(q->keys[i].typid))
 			ereport(ERROR,

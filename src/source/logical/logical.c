@@ -37,6 +37,8 @@
 
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/sysattr.h"
+#include "access/table.h"
 #include "access/xlog.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -66,8 +68,59 @@
  * server, use replication slots (the REPLICATION attribute, as
  * pg_create_logical_replication_slot() requires).
  */
+/*
+ * The source table's columns the row query reads (its expressions and its
+ * WHERE), as attribute numbers offset by FirstLowInvalidHeapAttributeNumber
+ * (pull_varattnos); NULL means none, whole_row that it reads every column.
+ */
+Bitmapset *
+wa_logical_columns_read(const WaAggQuery *q, bool *whole_row)
+{
+	Bitmapset  *cols = NULL;
+
+	pull_varattnos((Node *) q->row_exprs, 1, &cols);
+	if (q->row_qual != NULL)
+		pull_varattnos((Node *) q->row_qual, 1, &cols);
+	*whole_row = bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber,
+							   cols);
+	return cols;
+}
+
+/*
+ * A logical source of this server decodes the rows as they were written,
+ * and a virtual generated column (the default for generated columns from
+ * PostgreSQL 18 on) is computed when read and never written: refuse one as
+ * an event time, key, aggregate input or filter, rather than read NULLs.
+ */
+static void
+check_no_virtual_columns(Oid relid, const WaAggQuery *q)
+{
+	bool		whole_row;
+	Bitmapset  *cols = wa_logical_columns_read(q, &whole_row);
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || att->attgenerated != ATTRIBUTE_GENERATED_VIRTUAL)
+			continue;
+		if (whole_row ||
+			bms_is_member(att->attnum - FirstLowInvalidHeapAttributeNumber, cols))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of table \"%s\" is a virtual generated column",
+							NameStr(att->attname), RelationGetRelationName(rel)),
+					 errdetail("A logical source reads rows as they were written, and a virtual generated column is computed when read."),
+					 errhint("Make it a stored generated column, compute it in the query, or read the table with source => 'table'.")));
+	}
+	table_close(rel, AccessShareLock);
+	bms_free(cols);
+}
+
 void
-wa_logical_check_source(Oid relid, Oid owner, bool local)
+wa_logical_check_source(Oid relid, Oid owner, bool local, const WaAggQuery *q)
 {
 	const char *rolname = GetUserNameFromId(owner, false);
 	const char *relname = get_rel_name(relid);
@@ -98,6 +151,8 @@ wa_logical_check_source(Oid relid, Oid owner, bool local)
 				 errdetail("A logical source reads whole rows: role \"%s\" needs SELECT on every column.",
 						   rolname),
 				 errhint("Grant SELECT on the table, or read it with source => 'table'.")));
+	if (local)
+		check_no_virtual_columns(relid, q);
 }
 
 /* ---------- set-up ---------- */
@@ -297,7 +352,7 @@ static void
 logical_check(WaSource *source)
 {
 	wa_logical_check_source(source->def->relid, source->def->owner,
-							source->def->connection == NULL);
+							source->def->connection == NULL, source->query);
 }
 
 static void

@@ -53,9 +53,11 @@ extern WalRcvExecResult *wa_logical_exec(WalReceiverConn *conn,
 /* ---------- who may read a table this way (logical.c) ---------- */
 
 /*
- * Error unless owner may read relid through a logical source: the whole
- * rows, and (local) a replication slot of this server.
+ * Error unless owner may read relid through a logical source with query q:
+ * the whole rows, and (local) a replication slot of this server, without a
+ * virtual generated column among those q reads (no change carries one).
  */
-extern void wa_logical_check_source(Oid relid, Oid owner, bool local);
+extern void wa_logical_check_source(Oid relid, Oid owner, bool local,
+									const WaAggQuery *q);
 
 #endif							/* WINDOWAGG_LOGICAL_SOURCE_H */

@@ -149,4 +149,7 @@ extern void wa_logical_decoded_change(WaLogicalSource *src, Relation relation,
 extern void wa_logical_decoded_commit(WaLogicalSource *src,
 									  XLogRecPtr end_lsn);
 
+/* The columns of the source table that the row query reads (logical.c). */
+extern Bitmapset *wa_logical_columns_read(const WaAggQuery *q, bool *whole_row);
+
 #endif							/* WA_LOGICAL_INTERNAL_H */

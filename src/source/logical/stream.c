@@ -18,6 +18,7 @@
  */
 #include "source/logical/logical_internal.h"
 
+#include "access/sysattr.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "libpq/pqformat.h"
@@ -190,6 +191,43 @@ handle_change(WaLogicalSource *src, StringInfo msg, char kind)
 		wa_logical_deliver(src, kind);
 }
 
+
+/*
+ * Every column the row query reads must come in the stream: one that does
+ * not would be read as NULL in every row.  The publisher sends a generated
+ * column only when it is stored and published (publish_generated_columns,
+ * from PostgreSQL 18 on), and only the columns of a publication's column
+ * list.
+ */
+static void
+check_columns_streamed(WaLogicalSource *src, TupleDesc desc)
+{
+	bool		whole_row;
+	Bitmapset  *cols = wa_logical_columns_read(src->query, &whole_row);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		bool		streamed = false;
+
+		if (att->attisdropped ||
+			(!whole_row &&
+			 !bms_is_member(att->attnum - FirstLowInvalidHeapAttributeNumber, cols)))
+			continue;
+		for (int c = 0; c < src->stream_natts; c++)
+			streamed |= src->stream_to_local[c] == i;
+		if (!streamed)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of the replicated table %s is not in its change stream",
+							NameStr(att->attname),
+							quote_qualified_identifier(src->remote_nspname,
+													   src->remote_relname)),
+					 errdetail("The pipeline reads the column, and the publisher does not send it: it sends a generated column only if it is stored and published, and only the columns of a publication's column list."),
+					 errhint("Publish the column, or compute it in the pipeline's query.")));
+	}
+	bms_free(cols);
+}
 /* A relation message: is it the source, and where are its columns? */
 static void
 handle_relation(WaLogicalSource *src, StringInfo msg)
@@ -240,6 +278,7 @@ handle_relation(WaLogicalSource *src, StringInfo msg)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	check_columns_streamed(src, desc);
 }
 
 /* One pgoutput message. */
