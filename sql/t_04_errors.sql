@@ -23,6 +23,12 @@ SELECT * FROM windowagg.aggregate('SELECT k, sum(x) FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, string_agg(j::text, '','') FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
+-- order-dependent aggregates, refused on every version (16 gave them
+-- combine functions)
+SELECT * FROM windowagg.aggregate('SELECT k, array_agg(j) FROM src GROUP BY k', 'ts',
+    ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
+SELECT * FROM windowagg.aggregate('SELECT k, jsonb_agg(j) FROM src GROUP BY k', 'ts',
+    ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) + 1 AS n FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT count(*) FROM src GROUP BY k', 'ts',

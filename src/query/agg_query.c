@@ -88,6 +88,25 @@ is_ordered_integer_like(Oid t)
 #define SUPPORTED_AGGREGATES \
 	gettext_noop("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types.")
 
+/* Built-in aggregates whose result lists their input in its order. */
+static bool
+is_order_dependent_aggregate(const char *name)
+{
+	static const char *const names[] = {
+		"array_agg", "string_agg", "json_agg", "jsonb_agg", "json_agg_strict",
+		"jsonb_agg_strict", "json_object_agg", "jsonb_object_agg",
+		"json_object_agg_strict", "jsonb_object_agg_strict",
+		"json_object_agg_unique", "jsonb_object_agg_unique",
+		"json_object_agg_unique_strict", "jsonb_object_agg_unique_strict",
+		"xmlagg",
+	};
+
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 static void
 map_aggregate(Aggref *aggref, WaAggColumn *col)
 {
@@ -114,6 +133,17 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("ordered-set and hypothetical-set aggregates are not supported")));
+
+	/*
+	 * These have combine functions from PostgreSQL 16 on, but their result
+	 * is the order in which rows reached them, which a window merged from
+	 * slices (or a late pane) does not keep: refused on every version.
+	 */
+	if (is_order_dependent_aggregate(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s is not supported", name),
+				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep.")));
 
 	col->result_type = aggref->aggtype;
 	if (aggref->aggstar)
