@@ -91,6 +91,44 @@ SELECT object FROM (SELECT * FROM describe_windowagg() EXCEPT TABLE upgraded) d;
 \c :regress_db
 DROP DATABASE wa_upgrade;
 
+-- A pipeline made under 0.1.0's objects (the library serves them until
+-- the update) goes on across ALTER EXTENSION UPDATE: every row counted
+-- once, every window right, no pane written twice.
+CREATE DATABASE wa_live_upgrade;
+\c wa_live_upgrade
+SET client_min_messages = warning;
+CREATE EXTENSION windowagg VERSION '0.1.0';
+CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                 k int NOT NULL, t bigint NOT NULL);
+SELECT windowagg.create_pipeline('up', 'SELECT k, count(*) AS n, sum(t) AS s FROM ev GROUP BY k',
+    't', ARRAY[windowagg.tumbling(10), windowagg.hopping(30, 10)]) > 0 AS created;
+INSERT INTO ev (k, t) SELECT i % 3, i FROM generate_series(0, 499) i;
+SELECT windowagg.wait('up') AS consumed_before_the_update;
+SELECT events_in, panes_late FROM windowagg.stat_pipelines WHERE name = 'up';
+ALTER EXTENSION windowagg UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'windowagg';
+INSERT INTO ev (k, t) SELECT i % 3, i FROM generate_series(500, 999) i;
+SELECT windowagg.flush('up') AS flushed;
+-- each row read once, before or after
+SELECT events_in, panes_late FROM windowagg.stat_pipelines WHERE name = 'up';
+-- the windows against a GROUP BY over the same rows: nothing lost
+WITH want AS (
+    SELECT e.k, w.ws AS window_start, w.ws + w.size AS window_end, count(*) AS n, sum(e.t) AS s
+    FROM ev e
+    CROSS JOIN LATERAL (VALUES (10::bigint, (e.t / 10) * 10), (30, (e.t / 10) * 10),
+                               (30, (e.t / 10) * 10 - 10), (30, (e.t / 10) * 10 - 20)) w(size, ws)
+    WHERE w.size = 10 OR w.ws + 30 > e.t
+    GROUP BY 1, 2, 3),
+got AS (SELECT k, window_start, window_end, n, s FROM up)
+SELECT (SELECT count(*) FROM want) AS windows,
+       (SELECT count(*) FROM (TABLE got EXCEPT TABLE want) d) AS wrong,
+       (SELECT count(*) FROM (TABLE want EXCEPT TABLE got) d) AS missing,
+       (SELECT max(revision) FROM up) AS max_revision;
+-- (the pipeline goes with the extension, its worker with the pipeline)
+DROP EXTENSION windowagg CASCADE;
+\c :regress_db
+DROP DATABASE wa_live_upgrade WITH (FORCE);
+
 -- A schema named windowagg that another role created before the
 -- extension would let that role replace windowagg's functions: refused.
 CREATE DATABASE wa_hostile;

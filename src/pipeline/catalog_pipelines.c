@@ -24,6 +24,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 /* ---------- reading ---------- */
 
@@ -63,7 +64,18 @@ enum
 	"result_table::pg_catalog.oid, dead_letter_table::pg_catalog.oid, " \
 	"live_view::pg_catalog.oid, enabled, search_path, " \
 	"source_kind OPERATOR(pg_catalog.=) 'logical', connection, publication, " \
-	"remote_schema, remote_table, dead_letter_changes, slot_name, time_zone"
+	"remote_schema, remote_table, dead_letter_changes, slot_name, "
+
+/*
+ * Version 0.1.0's windowagg.pipelines has no time_zone column (0.2.0 added
+ * it): until ALTER EXTENSION windowagg UPDATE, the library serves those
+ * objects, and its pipelines keep 0.1.0's clock, the server's TimeZone.
+ */
+static bool
+pipelines_have_time_zone(void)
+{
+	return get_attnum(wa_catalog_pipelines_relid(), "time_zone") != InvalidAttrNumber;
+}
 
 static char *
 get_text(HeapTuple tup, TupleDesc desc, int col)
@@ -105,11 +117,10 @@ wa_catalog_load(int32 id, const char *name)
 		arg = Int32GetDatum(id);
 		argtype = INT4OID;
 	}
-	wa_catalog_exec(name != NULL ?
-					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
-					"WHERE name OPERATOR(pg_catalog.=) $1" :
-					"SELECT " LOAD_COLUMNS " FROM windowagg.pipelines "
-					"WHERE id OPERATOR(pg_catalog.=) $1",
+	wa_catalog_exec(psprintf("SELECT " LOAD_COLUMNS "%s FROM windowagg.pipelines "
+							 "WHERE %s OPERATOR(pg_catalog.=) $1",
+							 pipelines_have_time_zone() ? "time_zone" : "NULL::pg_catalog.text",
+							 name != NULL ? "name" : "id"),
 					1, &argtype, &arg, NULL);
 	/* SPI leaves its own context current: the result is the caller's */
 	MemoryContextSwitchTo(caller);
@@ -291,6 +302,7 @@ wa_catalog_pipeline_insert(const WaPipelineInsert *row)
 	char		nulls[Nparams_insert];
 	Oid			types[Nparams_insert];
 	bool		isnull;
+	bool		has_time_zone;
 
 	memcpy(types, insert_types, sizeof(types));
 	types[Param_insert_windows] = row->windows_type;
@@ -319,19 +331,25 @@ wa_catalog_pipeline_insert(const WaPipelineInsert *row)
 	text_param(values, nulls, Param_insert_slot_name, row->slot_name);
 	text_param(values, nulls, Param_insert_time_zone, row->time_zone);
 
-	/* the two tables made with it are named by literals, not parameters */
+	/*
+	 * The two tables made with it are named by literals, not parameters;
+	 * 0.1.0's table has no time_zone, and $21 then goes unused.
+	 */
+	has_time_zone = pipelines_have_time_zone();
 	wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
 							 "(name, owner, query, event_time, arrival_column, windows, "
 							 "bound, lateness, idle_timeout, source, result_table, "
 							 "dead_letter_table, live_view, enabled, search_path, "
 							 "source_kind, publication, dead_letter_changes, connection, "
-							 "remote_schema, remote_table, slot_name, time_zone) "
+							 "remote_schema, remote_table, slot_name%s) "
 							 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
 							 "$11::pg_catalog.regclass, %s::pg_catalog.regclass, "
-							 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) "
+							 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20%s) "
 							 "RETURNING id",
+							 has_time_zone ? ", time_zone" : "",
 							 quote_literal_cstr(row->dead_letter_table),
-							 quote_literal_cstr(row->live_view)),
+							 quote_literal_cstr(row->live_view),
+							 has_time_zone ? ", $21" : ""),
 					Nparams_insert, types, values, nulls);
 	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									   Anum_insert_id, &isnull));
