@@ -494,3 +494,40 @@ DROP SCHEMA renamed CASCADE;
 DROP SCHEMA alice_space CASCADE;
 DROP ROLE wa_alice;
 DROP ROLE wa_bob;
+
+-- A pause and a resume that commit together still start the worker again:
+-- whoever paused a pipeline may have changed what a new worker reads, and
+-- the resumed pipeline must see it.  Nothing is lost on the way.
+CREATE FUNCTION worker_replaced(pipeline text, old_pid int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..600 LOOP
+        IF EXISTS (SELECT FROM windowagg.stat_pipelines
+                   WHERE name = pipeline AND status = 'running'
+                     AND worker_pid NOT IN (0, old_pid)) THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+    RETURN false;
+END
+$$;
+CREATE TABLE restart_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                          k int NOT NULL, t bigint NOT NULL);
+SELECT windowagg.create_pipeline('p_restart', 'SELECT k, count(*) AS n FROM restart_src GROUP BY k',
+                                 't', ARRAY[windowagg.tumbling(10)]) > 0 AS created;
+INSERT INTO restart_src (k, t) VALUES (1, 1);
+SELECT windowagg.wait('p_restart');
+SELECT worker_pid AS old_pid FROM windowagg.stat_pipelines WHERE name = 'p_restart' \gset
+BEGIN;
+SELECT windowagg.pause('p_restart');
+SELECT windowagg.resume('p_restart');
+COMMIT;
+SELECT worker_replaced('p_restart', :old_pid) AS restarted;
+INSERT INTO restart_src (k, t) VALUES (1, 2), (2, 3);
+SELECT windowagg.flush('p_restart');
+SELECT k, n FROM p_restart ORDER BY k;
+SELECT status, last_error, events_in FROM windowagg.stat_pipelines WHERE name = 'p_restart';
+SELECT windowagg.drop_pipeline('p_restart', drop_tables => true);
+DROP TABLE restart_src;
+DROP FUNCTION worker_replaced(text, int);

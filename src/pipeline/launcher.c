@@ -302,6 +302,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	bool		drop;
 	bool		needs_resume;
 	bool		held;
+	bool		restarting;
 	WaPipelineStatus status;
 	bool		had_worker = ls->handle != NULL;
 	bool		running = worker_running(ls);
@@ -317,6 +318,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	needs_resume = slot->needs_resume;
 	held = slot->held;
 	status = slot->status;
+	restarting = slot->restarting;
 	SpinLockRelease(&slot->mutex);
 
 	/* a worker that ran (not one that was only told to wait) made room */
@@ -360,6 +362,12 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	{
 		ls->failures = 0;
 		ls->next_start = 0;
+	}
+	else if (restarting)
+	{
+		/* it left to start again at once (worker.c, check_requests) */
+		ls->next_start = 0;
+		ls->started_at = 0;
 	}
 	else if (ls->started_at != 0 && ls->next_start == 0)
 	{

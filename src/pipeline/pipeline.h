@@ -103,6 +103,9 @@ typedef struct WaPipelineSlot
 	bool		drop_requested;
 	bool		needs_resume;	/* stopped on an error only a user can fix */
 	bool		held;			/* a drop is committing: no worker, please */
+	uint32		pauses;			/* pause requests committed, ever */
+	bool		restarting;		/* its worker left to start again (a pause
+								 * that a resume overtook): no failure */
 	uint64		flush_request;	/* epochs numbered from it flush; 0: none */
 	uint64		snapshot_seq;	/* epochs that have taken their snapshot */
 	uint64		caught_up_seq;	/* newest epoch that saw every visible row */

@@ -88,6 +88,7 @@ apply_request(PendingRequest *r)
 			break;
 		case WA_REQUEST_PAUSE:
 			slot->wanted = false;
+			slot->pauses++;
 			break;
 		case WA_REQUEST_DROP:
 			slot->wanted = false;

@@ -267,6 +267,8 @@ wa_slot_claim(Oid dbid, int32 pipeline_id, Oid owner, const char *name,
 		found->drop_requested = false;
 		found->needs_resume = false;
 		found->held = false;
+		found->pauses = 0;
+		found->restarting = false;
 		found->flush_request = 0;
 		found->snapshot_seq = 0;
 		found->caught_up_seq = 0;

@@ -110,6 +110,7 @@ typedef struct Worker
 	SPIPlanPtr	progress_plan;
 
 	bool		source_changed; /* relcache invalidation for the source */
+	uint32		pauses_seen;	/* the slot's pause count when it started */
 	bool		waiting_for_room;	/* refused by the per-role or
 									 * per-database limit */
 	bool		restoring_from_dump;	/* its catalog rows are still being
@@ -1010,14 +1011,28 @@ check_requests(Worker *w)
 	WaPipelineSlot *slot = w->slot;
 	bool		ours;
 	bool		wanted;
+	bool		restart;
 
 	SpinLockAcquire(&slot->mutex);
 	ours = !wa_slot_gone(slot, w->generation) && !slot->held;
 	wanted = slot->wanted;
 	if (ours && !wanted)
 		slot->status = WA_STATUS_PAUSED;
+
+	/*
+	 * A pause and a resume can both commit before the worker looks: it
+	 * starts again all the same, since whoever paused it may have changed
+	 * what a new worker reads (its query's functions, the result table's
+	 * owner) and expects the resumed pipeline to see it.
+	 */
+	restart = ours && wanted && slot->pauses != w->pauses_seen;
+	if (restart)
+	{
+		slot->status = WA_STATUS_STARTING;
+		slot->restarting = true;
+	}
 	SpinLockRelease(&slot->mutex);
-	if (!ours || !wanted)
+	if (!ours || !wanted || restart)
 		proc_exit(0);
 }
 
@@ -1189,6 +1204,7 @@ wa_worker_main(Datum arg)
 	WaPipelineSlot *slot = &wa_shared->slots[index];
 	Oid			dbid;
 	uint32		generation;
+	uint32		pauses_seen;
 	Worker	   *w;
 
 	memcpy(&dbid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
@@ -1206,11 +1222,14 @@ wa_worker_main(Datum arg)
 	slot->pid = MyProcPid;
 	slot->worker_latch = MyLatch;
 	slot->status = WA_STATUS_STARTING;
+	slot->restarting = false;
+	pauses_seen = slot->pauses;
 	SpinLockRelease(&slot->mutex);
 
 	w = MemoryContextAllocZero(TopMemoryContext, sizeof(Worker));
 	w->slot = slot;
 	w->generation = generation;
+	w->pauses_seen = pauses_seen;
 	w->cxt = AllocSetContextCreate(TopMemoryContext, "windowagg worker",
 								   ALLOCSET_DEFAULT_SIZES);
 	/* an epoch's buffers are kept between epochs, not given back and faulted in */
