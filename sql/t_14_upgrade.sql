@@ -129,6 +129,38 @@ DROP EXTENSION windowagg CASCADE;
 \c :regress_db
 DROP DATABASE wa_live_upgrade WITH (FORCE);
 
+-- The catalog is found by name, so a table a role put under that name is
+-- refused: here the extension's schema was renamed away (a superuser's
+-- mistake) and a role made a schema "windowagg" with a "pipelines" table
+-- of its own, whose rows would name any owner.
+CREATE DATABASE wa_forged;
+CREATE ROLE wa_forger;
+GRANT CREATE ON DATABASE wa_forged TO wa_forger;
+\c wa_forged
+SET client_min_messages = warning;
+CREATE EXTENSION windowagg;
+CREATE TABLE ev (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int NOT NULL, t bigint NOT NULL);
+SELECT windowagg.create_pipeline('real', 'SELECT k, count(*) AS n FROM ev GROUP BY k',
+    't', ARRAY[windowagg.tumbling(10)]) > 0 AS created;
+GRANT SELECT ON ev TO wa_forger;
+ALTER SCHEMA windowagg RENAME TO w_real;
+SET ROLE wa_forger;
+CREATE SCHEMA windowagg;
+CREATE TABLE windowagg.pipelines (id int, name text, owner oid);
+INSERT INTO windowagg.pipelines VALUES (1, 'real', 10);
+SELECT w_real.pause('real');
+SELECT w_real.create_pipeline('forged', 'SELECT k, count(*) AS n FROM ev GROUP BY k',
+    't', ARRAY[w_real.tumbling(10)]);
+RESET ROLE;
+-- (the control: with the names given back, the same call goes through)
+ALTER SCHEMA windowagg RENAME TO forged;
+ALTER SCHEMA w_real RENAME TO windowagg;
+SELECT windowagg.pause('real');
+DROP EXTENSION windowagg CASCADE;
+\c :regress_db
+DROP DATABASE wa_forged WITH (FORCE);
+DROP ROLE wa_forger;
+
 -- A schema named windowagg that another role created before the
 -- extension would let that role replace windowagg's functions: refused.
 CREATE DATABASE wa_hostile;

@@ -34,6 +34,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
@@ -64,6 +65,21 @@ wa_catalog_pipelines_relid(void)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table windowagg.pipelines does not exist"),
 				 errhint("Create the extension with CREATE EXTENSION windowagg.")));
+
+	/*
+	 * Found by name, so it must also be the extension's own table, owned by
+	 * a superuser: the statements run as its owner, and a table that a role
+	 * made under that name (in a schema of its own, the extension's renamed
+	 * away) would have them run as whoever that role's rows name.
+	 */
+	if (getExtensionOfObject(RelationRelationId, relid) !=
+		get_extension_oid("windowagg", true) ||
+		!superuser_arg(wa_relation_owner(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("table windowagg.pipelines is not windowagg's catalog"),
+				 errdetail("It does not belong to the extension, or a role other than a superuser owns it."),
+				 errhint("Drop it, and give the extension's schema back its name.")));
 	return relid;
 }
 
