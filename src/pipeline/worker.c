@@ -687,7 +687,8 @@ recheck_source(Worker *w)
 	now = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, now);
 	wa_agg_query_check_code_owners(now, w->def->owner, w->def->name);
-	wa_source_check(w->source);
+	/* with the query as it reads now: a column may have been replaced */
+	wa_source_check(w->source, now);
 	wa_pipeline_shape(w->def, now, shape);
 	if (memcmp(shape, w->shape, WA_SHAPE_LEN) != 0)
 		ereport(ERROR,

@@ -24,6 +24,6 @@ wa_source_open(const WaSourceDef *def, const WaAggQuery *q,
 	src->epoch_cxt = epoch_cxt;
 	src->consumer = *consumer;
 	src->routine->open(src);
-	wa_source_check(src);
+	wa_source_check(src, q);
 	return src;
 }

@@ -118,9 +118,12 @@ typedef struct WaSourceRoutine
 
 	/* set-up, in a transaction, as the owner */
 	void		(*open) (WaSource *src);	/* private state, cheap checks */
-	void		(*check) (WaSource *src);	/* may the owner still read it?
-											 * (optional; again after the
-											 * source table changed) */
+
+	/*
+	 * May the owner still read it with q, the query as parsed now?
+	 * (Optional; again after the source table changed.)
+	 */
+	void		(*check) (WaSource *src, const WaAggQuery *q);
 	void		(*prepare) (WaSource *src); /* plans and expressions: after
 											 * the query's code was checked */
 	/* position at a committed offset (after set-up and every failure) */
@@ -164,10 +167,10 @@ extern WaSource *wa_source_open(const WaSourceDef *def, const WaAggQuery *q,
 								MemoryContext cxt, MemoryContext epoch_cxt);
 
 static inline void
-wa_source_check(WaSource *src)
+wa_source_check(WaSource *src, const WaAggQuery *q)
 {
 	if (src->routine->check)
-		src->routine->check(src);
+		src->routine->check(src, q);
 }
 
 static inline void

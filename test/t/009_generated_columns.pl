@@ -93,6 +93,25 @@ if ($v18)
 	want_equal('a table with virtual columns it does not read: through the slot',
 		'virtual_unread', 'gv', 'v');
 	want_equal('a virtual generated column through a table source', 'virtual_table', 'gv', 'w');
+
+	# a column replaced by a virtual one under a running pipeline: the
+	# worker checks the query as it now reads, and stops
+	$sink->safe_psql('postgres', q{
+		CREATE TABLE gs (id bigint, k int NOT NULL, t bigint NOT NULL, v int);
+		SELECT windowagg.create_pipeline('swapped', 'SELECT k, sum(v) AS s FROM gs GROUP BY k', 't',
+		    ARRAY[windowagg.tumbling(100)], source => 'logical');});
+	$sink->safe_psql('postgres', "INSERT INTO gs (id, k, t, v) $rows");
+	$sink->safe_psql('postgres', "SELECT windowagg.wait('swapped')");
+	$sink->safe_psql('postgres', q{
+		BEGIN;
+		ALTER TABLE gs RENAME COLUMN v TO v_old;
+		ALTER TABLE gs ADD COLUMN v int GENERATED ALWAYS AS (k * 2) VIRTUAL;
+		COMMIT;
+		INSERT INTO gs (id, k, t, v_old) VALUES (500, 1, 500, 1);});
+	ok( $sink->poll_query_until('postgres', q{
+			SELECT last_error LIKE 'column "v" of table "gs" is a virtual generated column%'
+			FROM windowagg.stat_pipelines WHERE name = 'swapped'}),
+		'a column replaced by a virtual one under a running pipeline stops it');
 }
 
 # ---------- another server, over a replication connection ----------

@@ -349,10 +349,10 @@ logical_open(WaSource *source)
 
 /* The owner must still be able to read the source whole (and use a slot). */
 static void
-logical_check(WaSource *source)
+logical_check(WaSource *source, const WaAggQuery *q)
 {
 	wa_logical_check_source(source->def->relid, source->def->owner,
-							source->def->connection == NULL, source->query);
+							source->def->connection == NULL, q);
 }
 
 static void
