@@ -10,7 +10,7 @@
 # reused: its prefix holds a stamp naming the tarball and the options.
 #
 #   WA_PG18_CACHE   where the build goes (default /var/cache/windowagg/pg18)
-#   WA_PG18_SOURCE  the tarball (default ../shared/pg-src/postgresql-18_*.tar.bz2)
+#   WA_PG18_SOURCE  the tarball (default ../shared/pg-src/postgresql-18_*.orig.tar.bz2)
 #
 # Prints the path of its pg_config on the last line of stdout; progress
 # goes to stderr.  Exits 3 when there is no source tarball, 1 when the
@@ -55,7 +55,7 @@ if [ -x "$cache/bin/pg_config" ] && [ "$(cat "$cache/.windowagg-stamp" 2>/dev/nu
 fi
 
 packages=(libicu-dev bison flex libreadline-dev zlib1g-dev libssl-dev liblz4-dev pkg-config
-          libipc-run-perl gcc make)
+          libipc-run-perl gcc make bzip2)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -73,6 +73,11 @@ trap 'rm -rf "$work"' EXIT
 echo "== building PostgreSQL 18 from $(basename "$source_tarball") into $cache" >&2
 tar -xjf "$source_tarball" -C "$work"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
+# replace a build of ours (or nothing): never a directory it did not make
+if [ -e "$cache" ] && [ ! -f "$cache/.windowagg-stamp" ] && [ -n "$(ls -A "$cache" 2>/dev/null)" ]; then
+    echo "$cache is not empty and holds no build of test/build-pg18.sh: not replaced" >&2
+    exit 1
+fi
 rm -rf "$cache"
 mkdir -p "$cache"
 log="$work/build.log"
