@@ -28,16 +28,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tree_of() {     # tree_of COMMIT: a worktree of it
-    local t
-    t=$(mktemp -d /tmp/windowagg-compare.XXXXXX)
-    rmdir "$t"
-    git -C "$top" worktree add --detach "$t" "$1" >/dev/null 2>&1
-    trees+=("$t")
-    echo "$t"
+tree_of() {     # tree_of COMMIT: a worktree of it, in $tree (not in a
+                # subshell: cleanup must see every tree made)
+    tree=$(mktemp -d /tmp/windowagg-compare.XXXXXX)
+    rmdir "$tree"
+    git -C "$top" worktree add --detach "$tree" "$1" >/dev/null 2>&1
+    trees+=("$tree")
 }
-old_tree=$(tree_of "$old")
-new_tree=$(tree_of "$new")
+tree_of "$old"
+old_tree=$tree
+tree_of "$new"
+new_tree=$tree
 
 # run_once TAG TREE: one run, its metrics appended to $results as
 # "TAG METRIC VALUE"
