@@ -10,6 +10,7 @@
 #ifndef WINDOWAGG_CHECKPOINT_H
 #define WINDOWAGG_CHECKPOINT_H
 
+#include "pipeline/checkpoint_format.h"
 #include "pipeline/pipeline.h"
 
 /* A full chunk of an epoch's delta, waiting for the epoch's end. */
@@ -46,17 +47,6 @@ extern void wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine,
 extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
 						  int64 live_slices);
 extern void wa_ckpt_reset(WaCheckpoint *c);
-
-/* The live records of a pipeline's log, read for a restore. */
-typedef struct WaCkptRecord WaCkptRecord;
-typedef struct WaCheckpointLog
-{
-	WaCkptRecord *records;
-	int64		n;
-	int64		bytes;			/* in the log's rows */
-	int64		last_seq;		/* the newest row's */
-	bool		needs_rewrite;	/* format 1 rows or replaced records */
-} WaCheckpointLog;
 
 extern WaCheckpointLog *wa_ckpt_read(WaCheckpoint *c, const wa_engine *engine);
 extern void wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine,

@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkpoint_format.c
+ *	  The bytes of a pipeline's checkpoint log: writing records into
+ *	  chunks, and reading rows back into records, which are checked, not
+ *	  trusted.
+ *
+ * The format (2, since windowagg 0.2.0) is the same on every machine and
+ * leaves room for records of other kinds.  Each row of
+ * windowagg.checkpoints is one chunk (checkpoint.c bounds its size).  A
+ * chunk is
+ *	  "WACK", uint8 format version, 3 zero bytes, then records:
+ *	  uint8 kind, uint32 body length, body.
+ * A slice record (kind 1) has the body
+ *	  uint32 key length, key (key_portable.c), int64 slice number,
+ *	  accumulator (wa_acc_to_portable: acc_size bytes).
+ * Every integer is little-endian.  Records of a kind this build does not
+ * know, a version it does not know, or any length that reaches past the
+ * chunk are errors (ERRCODE_DATA_CORRUPTED), which stop the pipeline
+ * instead of failing it again and again.
+ *
+ * Format 1 (windowagg 0.1.0) has no header: uint32 key length, key image,
+ * int64 slice, accumulator, in the writing machine's byte order.  Its
+ * rows can never begin with "WACK", which as a key length would exceed
+ * the bytea holding it.  They are read on a machine of the same byte
+ * order, converted to format 2 in memory, and mark the log for a rewrite.
+ *
+ * Reading keeps, of each (key, slice), the record of the latest row, and
+ * drops slices below the newest expiry bound.
+ *
+ * This file knows nothing of the catalog, so that the fuzzer
+ * (test/fuzz/fuzz_checkpoint.c) can feed it arbitrary rows.
+ *
+ * src/pipeline/checkpoint_format.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pipeline/checkpoint_format.h"
+
+#include "port/pg_bswap.h"
+
+#define CKPT_MAGIC "WACK"
+#define CKPT_FORMAT 2
+#define RECORD_SLICE 1
+
+/* ---------- little-endian integers ---------- */
+
+static inline void
+store_le32(char *p, uint32 v)
+{
+	v = pg_bswap32(pg_hton32(v));	/* big-endian, reversed: little-endian */
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+store_le64(char *p, uint64 v)
+{
+	v = pg_bswap64(pg_hton64(v));
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint32
+read_le32(const char *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, sizeof(v));
+	return pg_ntoh32(pg_bswap32(v));
+}
+
+static uint64
+read_le64(const char *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, sizeof(v));
+	return pg_ntoh64(pg_bswap64(v));
+}
+
+/* ---------- writing ---------- */
+
+void
+wa_ckpt_start_chunk(StringInfo buf)
+{
+	static const char header[WA_CKPT_HEADER_BYTES] = {'W', 'A', 'C', 'K', CKPT_FORMAT, 0, 0, 0};
+
+	appendBinaryStringInfo(buf, header, WA_CKPT_HEADER_BYTES);
+}
+
+/*
+ * Write a slice record's header, key and slice number at p, which has room
+ * for wa_ckpt_record_bytes(key_len, acc_size); returns where its
+ * accumulator goes (the caller copies it, portable).
+ */
+char *
+wa_ckpt_put_record(char *p, const char *key, uint32 key_len, int64 slice,
+				   uint32 acc_size)
+{
+	*p++ = RECORD_SLICE;
+	store_le32(p, wa_ckpt_record_bytes(key_len, acc_size) - WA_CKPT_RECORD_HEADER_BYTES);
+	store_le32(p + 4, key_len);
+	memcpy(p + 8, key, key_len);
+	store_le64(p + 8 + key_len, (uint64) slice);
+	return p + 8 + key_len + sizeof(int64);
+}
+
+/* A record whose key and accumulator are portable already. */
+void
+wa_ckpt_append_record(StringInfo buf, const char *key, uint32 key_len,
+					  int64 slice, const char *acc, uint32 acc_size)
+{
+	uint32		len = wa_ckpt_record_bytes(key_len, acc_size);
+	char	   *p;
+
+	enlargeStringInfo(buf, len);
+	p = wa_ckpt_put_record(buf->data + buf->len, key, key_len, slice, acc_size);
+	memcpy(p, acc, acc_size);
+	buf->len += len;
+	buf->data[buf->len] = '\0';
+}
+
+/* ---------- reading ---------- */
+
+static pg_noreturn void
+corrupt(const WaCkptReader *r, int64 seq, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("checkpoint row %lld of pipeline %d is corrupt: %s",
+					(long long) seq, r->pipeline_id, detail),
+			 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
+}
+
+static int
+compare_records(const void *a, const void *b)
+{
+	const WaCkptRecord *x = a;
+	const WaCkptRecord *y = b;
+	int			cmp;
+
+	if (x->key_len != y->key_len)
+		return x->key_len < y->key_len ? -1 : 1;
+	cmp = memcmp(x->key, y->key, x->key_len);
+	if (cmp != 0)
+		return cmp;
+	if (x->slice != y->slice)
+		return x->slice < y->slice ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order ? 1 : 0;
+}
+
+static bool
+same_slice(const WaCkptRecord *x, const WaCkptRecord *y)
+{
+	return x->slice == y->slice && x->key_len == y->key_len &&
+		memcmp(x->key, y->key, x->key_len) == 0;
+}
+
+static WaCkptRecord *
+next_record(WaCkptReader *r)
+{
+	if (r->n == r->capacity)
+	{
+		r->capacity = Max(1024, r->capacity * 2);
+		r->recs = r->recs == NULL ?
+			palloc_extended(sizeof(WaCkptRecord) * r->capacity, MCXT_ALLOC_HUGE) :
+			repalloc_huge(r->recs, sizeof(WaCkptRecord) * r->capacity);
+	}
+	r->recs[r->n].order = r->n;
+	return &r->recs[r->n++];
+}
+
+/* A format 2 chunk: every length checked before it is read past. */
+static void
+read_chunk(WaCkptReader *r, int64 seq, const char *p, const char *end)
+{
+	if (end - p < WA_CKPT_HEADER_BYTES)
+		corrupt(r, seq, "the header is cut short");
+	if (p[4] != CKPT_FORMAT)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint of pipeline %d has format %d, which this version of windowagg cannot read",
+						r->pipeline_id, (int) (uint8) p[4]),
+				 errhint("Install the version of windowagg that wrote it.")));
+	p += WA_CKPT_HEADER_BYTES;
+	while (p < end)
+	{
+		uint8		kind;
+		uint32		body_len;
+		const char *body;
+		WaCkptRecord *rec;
+
+		if (end - p < (ptrdiff_t) WA_CKPT_RECORD_HEADER_BYTES)
+			corrupt(r, seq, "a record header is cut short");
+		kind = (uint8) p[0];
+		body_len = read_le32(p + 1);
+		p += WA_CKPT_RECORD_HEADER_BYTES;
+		if ((uint64) (end - p) < body_len)
+			corrupt(r, seq, "a record reaches past the end of its row");
+		body = p;
+		p += body_len;
+		if (kind != RECORD_SLICE)
+			corrupt(r, seq, psprintf("a record is of unknown kind %d", (int) kind));
+		rec = next_record(r);
+		if (body_len < sizeof(uint32))
+			corrupt(r, seq, "a slice record is cut short");
+		rec->key_len = read_le32(body);
+		if ((uint64) body_len != (uint64) sizeof(uint32) + rec->key_len +
+			sizeof(int64) + r->acc_size)
+			corrupt(r, seq, "a slice record's lengths do not add up");
+		rec->key = body + sizeof(uint32);
+		rec->slice = (int64) read_le64(rec->key + rec->key_len);
+		rec->acc = rec->key + rec->key_len + sizeof(int64);
+	}
+}
+
+/*
+ * A format 1 row (0.1.0, this machine's byte order): its records are
+ * converted to the portable form, in memory of the caller's context.
+ */
+static void
+read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
+{
+	if (r->engine == NULL)
+		corrupt(r, seq, "a row of format 1 follows rows of format 2");
+	r->legacy = true;
+	while (p < end)
+	{
+		WaCkptRecord *rec;
+		uint32		key_len;
+		wa_key		key;
+		int64		slice;
+		StringInfoData portable;
+		char	   *acc;
+
+		if (end - p < (ptrdiff_t) sizeof(uint32))
+			corrupt(r, seq, "a record is cut short");
+		memcpy(&key_len, p, sizeof(uint32));
+		p += sizeof(uint32);
+		if ((uint64) (end - p) < (uint64) key_len + sizeof(int64) + r->acc_size)
+			corrupt(r, seq, "a record reaches past the end of its row");
+		memset(&key, 0, sizeof(key));
+		if (r->keys->codec->int_key)
+		{
+			if (key_len != sizeof(int64))
+				corrupt(r, seq, "an integer key is not 8 bytes long");
+			memcpy(&key.ival, p, sizeof(int64));
+		}
+		else
+		{
+			key.bytes = (const uint8_t *) p;
+			key.len = key_len;
+		}
+		initStringInfo(&portable);
+		wa_key_to_portable(r->keys, &key, &portable);
+		p += key_len;
+		memcpy(&slice, p, sizeof(int64));
+		p += sizeof(int64);
+		acc = palloc(r->acc_size);
+		wa_engine_acc_to_portable(r->engine, p, (uint8 *) acc);
+		p += r->acc_size;
+
+		rec = next_record(r);
+		rec->key = portable.data;
+		rec->key_len = portable.len;
+		rec->slice = slice;
+		rec->acc = acc;
+	}
+}
+
+void
+wa_ckpt_reader_init(WaCkptReader *r, int32 pipeline_id, uint32 acc_size,
+					WaKeyPortable *keys, const wa_engine *engine)
+{
+	memset(r, 0, sizeof(*r));
+	r->pipeline_id = pipeline_id;
+	r->acc_size = acc_size;
+	r->keys = keys;
+	r->engine = engine;
+	r->expired_below = PG_INT64_MIN;
+}
+
+/*
+ * Read one row of the log; its data must live until the records are used
+ * (they point into it).
+ */
+void
+wa_ckpt_reader_add_row(WaCkptReader *r, int64 seq, int64 expire_below,
+					   int32 acc_size, const char *data, uint32 len)
+{
+	const char *end = data + len;
+
+	r->last_seq = seq;
+	r->expired_below = Max(r->expired_below, expire_below);
+	if (acc_size != (int32) r->acc_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint of pipeline %d has accumulators of %d bytes, expected %u",
+						r->pipeline_id, acc_size, r->acc_size),
+				 errdetail("The checkpoint was written by a different build of windowagg.")));
+	r->bytes += len;
+	if (len >= 4 && memcmp(data, CKPT_MAGIC, 4) == 0)
+		read_chunk(r, seq, data, end);
+	else
+		read_legacy_row(r, seq, data, end);
+}
+
+/* The live records: the newest of each (key, slice) that has not expired. */
+void
+wa_ckpt_reader_finish(WaCkptReader *r, WaCheckpointLog *log)
+{
+	int64		kept = 0;
+
+	if (r->n > 0)
+		qsort(r->recs, r->n, sizeof(WaCkptRecord), compare_records);
+	for (int64 i = 0; i < r->n; i++)
+	{
+		/* sorted by (key, slice, order): the newest ends its group */
+		bool		newest = i + 1 == r->n || !same_slice(&r->recs[i], &r->recs[i + 1]);
+
+		if (newest && r->recs[i].slice >= r->expired_below)
+			r->recs[kept++] = r->recs[i];
+	}
+	log->records = r->recs;
+	log->n = kept;
+	log->bytes = r->bytes;
+	log->last_seq = r->last_seq;
+	log->expired_below = r->expired_below;
+	log->needs_rewrite = r->legacy || kept < r->n;
+}

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkpoint_format.h
+ *	  The bytes of a pipeline's checkpoint log (see checkpoint_format.c).
+ *
+ * Only the format: no catalog, no SPI, so that the fuzzer
+ * (test/fuzz/fuzz_checkpoint.c) can feed it arbitrary rows.
+ *
+ * src/pipeline/checkpoint_format.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WINDOWAGG_CHECKPOINT_FORMAT_H
+#define WINDOWAGG_CHECKPOINT_FORMAT_H
+
+#include "query/query.h"
+
+/* Bytes of a chunk's header, and of a record's kind and length. */
+#define WA_CKPT_HEADER_BYTES 8
+#define WA_CKPT_RECORD_HEADER_BYTES (1 + sizeof(uint32))
+
+/* ---------- writing ---------- */
+
+/* Bytes of a slice record, header included. */
+static inline uint32
+wa_ckpt_record_bytes(uint32 key_len, uint32 acc_size)
+{
+	return WA_CKPT_RECORD_HEADER_BYTES + sizeof(uint32) + key_len +
+		sizeof(int64) + acc_size;
+}
+
+extern void wa_ckpt_start_chunk(StringInfo buf);
+extern char *wa_ckpt_put_record(char *p, const char *key, uint32 key_len,
+								int64 slice, uint32 acc_size);
+extern void wa_ckpt_append_record(StringInfo buf, const char *key,
+								  uint32 key_len, int64 slice,
+								  const char *acc, uint32 acc_size);
+
+/* ---------- reading ---------- */
+
+/* One record of the log (portable), pointing into the row that holds it. */
+typedef struct WaCkptRecord
+{
+	const char *key;
+	uint32		key_len;
+	int64		slice;
+	const char *acc;
+	int64		order;			/* position in the log: later wins */
+} WaCkptRecord;
+
+/* The live records of a pipeline's log, read for a restore. */
+typedef struct WaCheckpointLog
+{
+	WaCkptRecord *records;		/* sorted by (key, slice), one per pair */
+	int64		n;
+	int64		bytes;			/* in the log's rows */
+	int64		last_seq;		/* the newest row's */
+	int64		expired_below;	/* the newest expiry bound */
+	bool		needs_rewrite;	/* format 1 rows or replaced records */
+} WaCheckpointLog;
+
+/* Rows of a log, read one after the other in seq order. */
+typedef struct WaCkptReader
+{
+	int32		pipeline_id;	/* for messages */
+	uint32		acc_size;
+	WaKeyPortable *keys;		/* converts format 1 keys */
+	const wa_engine *engine;	/* converts format 1 accumulators; NULL:
+								 * such rows are corrupt */
+	WaCkptRecord *recs;
+	int64		n;
+	int64		capacity;
+	bool		legacy;			/* a format 1 row was read */
+	int64		bytes;
+	int64		last_seq;
+	int64		expired_below;
+} WaCkptReader;
+
+extern void wa_ckpt_reader_init(WaCkptReader *r, int32 pipeline_id,
+								uint32 acc_size, WaKeyPortable *keys,
+								const wa_engine *engine);
+extern void wa_ckpt_reader_add_row(WaCkptReader *r, int64 seq,
+								   int64 expire_below, int32 acc_size,
+								   const char *data, uint32 len);
+extern void wa_ckpt_reader_finish(WaCkptReader *r, WaCheckpointLog *log);
+
+#endif							/* WINDOWAGG_CHECKPOINT_FORMAT_H */
