@@ -124,6 +124,12 @@ SELECT bad_status('%format 9%');
 SELECT set_bad(decode('08000000' || '01000000', 'hex'));
 SELECT windowagg.resume('ck_bad');
 SELECT bad_status('%reaches past%');
+-- a well-formed record whose accumulator no events could have built: a
+-- negative event count (the engine's kernels would overflow on it)
+SELECT set_bad(decode(:'header' || :'rec' || '0100000000000000' || '0000000000000000'
+    || 'ffffffffffffffff' || '0700000000000000' || '0000000000000000' || '0200000000000000', 'hex'));
+SELECT windowagg.resume('ck_bad');
+SELECT bad_status('%no events could have built%');
 -- a stored watermark that is not a whole tick (a hand edit, a foreign
 -- dump) is read as a number, never as text: NaN, a fraction and a value
 -- beyond the tick range each stop the pipeline

@@ -50,6 +50,27 @@ typedef struct acc_var
 
 #define ACC_HEADER_SIZE ((uint32_t) sizeof(int64_t))
 
+__extension__ typedef unsigned __int128 wa_uint128;
+
+/*
+ * Merging adds counts and exact sums with wrap-around: accumulators built
+ * from events never come near the limits (a count is at most the events
+ * ingested, a sum of n int64 values is below n * 2^63), but a restored
+ * checkpoint is only checked slice by slice (wa_acc_is_valid), and the
+ * merge of many slices that passed must stay defined behaviour.
+ */
+static inline int64_t
+add_wrapping(int64_t a, int64_t b)
+{
+	return (int64_t) ((uint64_t) a + (uint64_t) b);
+}
+
+static inline wa_int128
+add_wrapping128(wa_int128 a, wa_int128 b)
+{
+	return (wa_int128) ((wa_uint128) a + (wa_uint128) b);
+}
+
 static uint32_t
 state_size(wa_agg_kind kind)
 {
@@ -245,7 +266,7 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 	char	   *d = dst;
 	const char *s = src;
 
-	*(int64_t *) d += *(const int64_t *) s;
+	*(int64_t *) d = add_wrapping(*(int64_t *) d, *(const int64_t *) s);
 	for (int i = 0; i < layout->n_aggs; i++)
 	{
 		char	   *ds = d + layout->offsets[i];
@@ -256,17 +277,24 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 			case WA_AGG_COUNT_STAR:
 				break;
 			case WA_AGG_COUNT:
-				((acc_count *) ds)->n += ((const acc_count *) ss)->n;
+				((acc_count *) ds)->n = add_wrapping(((acc_count *) ds)->n,
+													 ((const acc_count *) ss)->n);
 				break;
 			case WA_AGG_SUM_INT:
 			case WA_AGG_AVG_INT:
-				((acc_sum_int *) ds)->sum += ((const acc_sum_int *) ss)->sum;
-				((acc_sum_int *) ds)->n += ((const acc_sum_int *) ss)->n;
-				break;
+				{
+					acc_sum_int *a = (acc_sum_int *) ds;
+					const acc_sum_int *b = (const acc_sum_int *) ss;
+
+					a->sum = add_wrapping128(a->sum, b->sum);
+					a->n = add_wrapping(a->n, b->n);
+					break;
+				}
 			case WA_AGG_SUM_FLOAT:
 			case WA_AGG_AVG_FLOAT:
 				((acc_float *) ds)->sum += ((const acc_float *) ss)->sum;
-				((acc_float *) ds)->n += ((const acc_float *) ss)->n;
+				((acc_float *) ds)->n = add_wrapping(((acc_float *) ds)->n,
+													 ((const acc_float *) ss)->n);
 				break;
 			case WA_AGG_MIN_INT:
 			case WA_AGG_MAX_INT:
@@ -279,7 +307,7 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 						break;
 					if (a->n == 0 || (is_min ? b->v < a->v : b->v > a->v))
 						a->v = b->v;
-					a->n += b->n;
+					a->n = add_wrapping(a->n, b->n);
 					break;
 				}
 			case WA_AGG_MIN_FLOAT:
@@ -294,7 +322,7 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 					if (a->n == 0 ||
 						(is_min ? float_gt(a->sum, b->sum) : float_gt(b->sum, a->sum)))
 						a->sum = b->sum;
-					a->n += b->n;
+					a->n = add_wrapping(a->n, b->n);
 					break;
 				}
 			case WA_AGG_VAR_SAMP:
@@ -363,7 +391,8 @@ wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 					bool		sqrt_it = layout->aggs[i].kind == WA_AGG_STDDEV_SAMP ||
 						layout->aggs[i].kind == WA_AGG_STDDEV_POP;
 
-					r->count = (int64_t) s->n;
+					/* n is a whole number below 2^63 (wa_acc_is_valid) */
+					r->count = s->n < 0x1p63 ? (int64_t) s->n : INT64_MAX;
 					if (s->n < (samp ? 2.0 : 1.0))
 					{
 						r->isnull = true;
@@ -383,6 +412,78 @@ wa_acc_is_empty(const wa_agg_layout *layout, const void *acc)
 {
 	(void) layout;
 	return *(const int64_t *) acc == 0;
+}
+
+/*
+ * Whether an accumulator read from a checkpoint could have been built from
+ * events: counts in [0, 2^62] (2^62 events in one slice would take
+ * centuries to ingest, and the bound leaves room to add more), a variance's
+ * count a whole number (as a double, exact to 2^53), an exact sum within
+ * what that many int64 values can add up to.  Floats may be anything,
+ * NaN and infinities included, as the inputs may.  The engine's kernels
+ * never overflow on accumulators that pass, however many events follow.
+ */
+bool
+wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
+{
+	const char *base = acc;
+	const int64_t max_count = (int64_t) 1 << 62;
+
+#define COUNT_OK(n) ((n) >= 0 && (n) <= max_count)
+	if (!COUNT_OK(*(const int64_t *) base))
+		return false;
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		const char *st = base + layout->offsets[i];
+
+		switch (layout->aggs[i].kind)
+		{
+			case WA_AGG_COUNT_STAR:
+				break;
+			case WA_AGG_COUNT:
+				if (!COUNT_OK(((const acc_count *) st)->n))
+					return false;
+				break;
+			case WA_AGG_SUM_INT:
+			case WA_AGG_AVG_INT:
+				{
+					const acc_sum_int *a = (const acc_sum_int *) st;
+					wa_int128	bound;
+
+					if (!COUNT_OK(a->n))
+						return false;
+					bound = (wa_int128) a->n << 63;
+					if (a->sum > bound || a->sum < -bound)
+						return false;
+					break;
+				}
+			case WA_AGG_SUM_FLOAT:
+			case WA_AGG_AVG_FLOAT:
+			case WA_AGG_MIN_FLOAT:
+			case WA_AGG_MAX_FLOAT:
+				if (!COUNT_OK(((const acc_float *) st)->n))
+					return false;
+				break;
+			case WA_AGG_MIN_INT:
+			case WA_AGG_MAX_INT:
+				if (!COUNT_OK(((const acc_int *) st)->n))
+					return false;
+				break;
+			case WA_AGG_VAR_SAMP:
+			case WA_AGG_VAR_POP:
+			case WA_AGG_STDDEV_SAMP:
+			case WA_AGG_STDDEV_POP:
+				{
+					double		n = ((const acc_var *) st)->n;
+
+					if (!(n >= 0.0 && n <= 0x1p53 && n == floor(n)))
+						return false;
+					break;
+				}
+		}
+	}
+#undef COUNT_OK
+	return true;
 }
 
 /* ---------- the portable image (checkpoints) ---------- */
@@ -410,8 +511,6 @@ get_le64(const uint8_t *in)
 		v |= (uint64_t) in[i] << (8 * i);
 	return v;
 }
-
-__extension__ typedef unsigned __int128 wa_uint128;
 
 /* Whether the state of this kind starts with a 128-bit integer. */
 static bool

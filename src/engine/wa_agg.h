@@ -95,6 +95,8 @@ extern void wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 
 /* True if the accumulator has seen no event at all. */
 extern bool wa_acc_is_empty(const wa_agg_layout *layout, const void *acc);
+/* Whether a restored accumulator could have been built from events. */
+extern bool wa_acc_is_valid(const wa_agg_layout *layout, const void *acc);
 
 /*
  * The accumulator in a fixed byte order (little-endian, acc_size bytes),

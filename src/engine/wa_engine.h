@@ -256,8 +256,11 @@ extern void wa_engine_checkpoint(wa_engine *engine, wa_save_slice_fn save,
  * (key, slice) once (of repeats, one is kept), then wa_engine_restore_done,
  * before any other call.
  * acc_size must be wa_engine_acc_size() (a slice of another size is
- * ignored).  Restored slices are not "changed": the next checkpoint reports
- * only what changes after the restore.
+ * ignored).  A checkpoint is read, not trusted: restore_slice returns
+ * false, and keeps nothing, for an accumulator that events could not have
+ * built (wa_acc_is_valid); the caller reports the checkpoint corrupt.
+ * Restored slices are not "changed": the next checkpoint reports only
+ * what changes after the restore.
  *
  * Afterwards the engine behaves as the checkpointed one would for every
  * later ingest, emit_late, advance and flush: the same ingest results and
@@ -277,7 +280,7 @@ extern void wa_engine_checkpoint(wa_engine *engine, wa_save_slice_fn save,
  */
 extern void wa_engine_restore_time(wa_engine *engine,
 								   const wa_time_state *time);
-extern void wa_engine_restore_slice(wa_engine *engine, const wa_key *key,
+extern bool wa_engine_restore_slice(wa_engine *engine, const wa_key *key,
 									int64_t slice, const void *acc,
 									uint32_t acc_size);
 /* After the last slice: rebuild key deadlines and per-key firing state. */

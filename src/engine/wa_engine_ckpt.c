@@ -81,19 +81,24 @@ wa_engine_restore_time(wa_engine *e, const wa_time_state *time)
 		wa_set_watermark(e, time->wm);
 }
 
-void
+bool
 wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
 						const void *acc, uint32_t acc_size)
 {
 	keystate   *k;
 	void	   *dst;
 
+	if (acc_size != e->layout.acc_size)
+		return true;
+	if (!wa_acc_is_valid(&e->layout, acc))
+		return false;
+
 	/*
 	 * A slice below expire_limit has expired by the restored watermark (a
 	 * leftover the caller's delete could not express, see the header).
 	 */
-	if (acc_size != e->layout.acc_size || (wa_tick) slice < e->expire_limit)
-		return;
+	if ((wa_tick) slice < e->expire_limit)
+		return true;
 
 	/* append; restore_done sorts the keys that came out of order */
 	k = wa_key_lookup_or_create(e, key);
@@ -101,6 +106,7 @@ wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
 						   slice);
 	memcpy(dst, acc, acc_size);
 	e->stats.n_slices++;
+	return true;
 }
 
 static int

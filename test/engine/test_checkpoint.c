@@ -1302,6 +1302,103 @@ test_restore_scripted(void)
 }
 
 /*
+ * A checkpoint is read, not trusted: restore_slice refuses an accumulator
+ * that no events could have built (a negative or absurd count, a sum
+ * beyond what that many int64 values add up to, a variance over a count
+ * that is not a whole number), keeping nothing of it, and takes one at
+ * the limits.  The fields are set by their layout in wa_agg.c, not
+ * through the engine.
+ */
+static void
+test_restore_refuses_invalid(void)
+{
+	static const wa_window win[] = {{10, 10, 0}};
+	enum
+	{
+		AGG_COUNT_A = 1,		/* indexes into test_aggs */
+		AGG_AVG_B = 6,
+		AGG_VAR_F = 14
+	};
+	mini		a;
+	ck_table	t;
+	int64_t		eb;
+	wa_time_state time;
+	uint32_t	size;
+	const uint32_t *offsets;
+	const int64_t max_count = (int64_t) 1 << 62;
+	struct
+	{
+		const char *what;
+		int			agg;		/* -1: the event count, the header */
+		int			field;		/* byte offset in the state */
+		int			kind;		/* 0 int64, 1 double, 2 int128 */
+		double		value;		/* for doubles */
+		int64_t		ivalue;
+		bool		valid;
+	}			cases[] = {
+		{"the event count negative", -1, 0, 0, 0, -1, false},
+		{"the event count 2^62 + 1", -1, 0, 0, 0, max_count + 1, false},
+		{"the event count 2^62", -1, 0, 0, 0, max_count, true},
+		{"count(x) negative", AGG_COUNT_A, 0, 0, 0, INT64_MIN, false},
+		{"avg's count negative", AGG_AVG_B, 16, 0, 0, -5, false},
+		{"avg's sum beyond n * 2^63", AGG_AVG_B, 0, 2, 0, 0, false},
+		{"variance over half an event", AGG_VAR_F, 0, 1, 0.5, 0, false},
+		{"variance over NaN events", AGG_VAR_F, 0, 1, NAN, 0, false},
+		{"variance over 2^53 events", AGG_VAR_F, 0, 1, 0x1p53, 0, true},
+	};
+
+	memset(&t, 0, sizeof(t));
+	mini_init(&a, win, 1, 0, 0);
+	mini_ingest(&a, 1, 5, 3, 1.5);
+	mini_checkpoint(&a, &t, &eb, &time);
+	size = wa_engine_acc_size(a.eng);
+	offsets = wa_engine_layout(a.eng)->offsets;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		mini		b;
+		uint8_t    *acc = malloc(size);
+		uint8_t    *field;
+		wa_key		k = {1, NULL, 0};
+		wa_stats	s;
+		bool		taken;
+		char		name[200];
+
+		memcpy(acc, t.e[0].acc, size);
+		field = acc + (cases[i].agg < 0 ? 0 : offsets[cases[i].agg]) +
+			cases[i].field;
+		if (cases[i].kind == 0)
+			memcpy(field, &cases[i].ivalue, sizeof(int64_t));
+		else if (cases[i].kind == 1)
+			memcpy(field, &cases[i].value, sizeof(double));
+		else
+		{
+			/* the state's own count is 1: a sum of 2^63 + 1 is too much */
+			wa_int128	sum = ((wa_int128) 1 << 63) + 1;
+
+			memcpy(field, &sum, sizeof(sum));
+		}
+		mini_init(&b, win, 1, 0, 0);
+		wa_engine_restore_time(b.eng, &time);
+		taken = wa_engine_restore_slice(b.eng, &k, t.e[0].slice, acc, size);
+		wa_engine_restore_done(b.eng);
+		wa_engine_get_stats(b.eng, &s);
+		snprintf(name, sizeof(name), "restore: %s is %s", cases[i].what,
+				 cases[i].valid ? "taken" : "refused");
+		check(taken == cases[i].valid && s.n_slices == (cases[i].valid ? 1 : 0),
+			  name, "restore_slice returned %d, %" PRIu64 " slices", taken,
+			  s.n_slices);
+		wa_engine_flush(b.eng);
+		snprintf(name, sizeof(name), "restore: memory released (%s)",
+				 cases[i].what);
+		check(mini_done(&b), name, NULL);
+		free(acc);
+	}
+	wa_engine_flush(a.eng);
+	check(mini_done(&a), "restore: memory released", NULL);
+	ck_table_free(&t);
+}
+
+/*
  * expire_below at the ends of int64: INT64_MIN before any event; with a
  * slice width of 1, slice INT64_MAX exists, and once it expires
  * expire_below stops at INT64_MAX, so the table keeps it: a restore must
@@ -1442,6 +1539,7 @@ main(int argc, char **argv)
 	{
 		test_checkpoint_cost();
 		test_restore_scripted();
+		test_restore_refuses_invalid();
 		test_checkpoint_int64_ends();
 		test_restore_order();
 	}
