@@ -123,7 +123,7 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 			  bool *isnull)
 {
 	const char *p = (const char *) key->bytes;
-	const char *end = p + key->len;
+	const char *end;
 
 	if (codec->int_key)
 	{
@@ -137,8 +137,14 @@ wa_key_decode(const WaKeyCodec *codec, const wa_key *key, Datum *values,
 		return;
 	}
 
-	if (p == NULL && codec->n_keys > 0)
-		key_too_short(codec);
+	if (p == NULL)
+	{
+		/* no image: right only for a query without keys */
+		if (codec->n_keys > 0)
+			key_too_short(codec);
+		return;
+	}
+	end = p + key->len;
 	for (int i = 0; i < codec->n_keys; i++)
 	{
 		const WaKeyColumn *col = &codec->keys[i];

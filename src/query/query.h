@@ -95,20 +95,29 @@ typedef struct WaWindowSet
 } WaWindowSet;
 
 /* Decode and check a windowagg.window[] argument. */
+extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
+/* The same without the limits below (definitions made by older versions). */
+extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
+
+/* ---------- window checks (window_checks.c) ---------- */
+
 /* Error unless a window of that size and slide leaves no gaps. */
 extern void wa_window_check_size_slide(int64 size, int64 slide);
 
 /*
  * The windows [w, w + size) with w = origin + k * slide that contain t and
- * that a type with range [lowest, highest] can hold start at *from, ...
- * *to; returns whether those are all the windows containing t.
+ * that a type with range [lowest, highest] can hold start at *from,
+ * *from + slide, ... up to *to (which need not be a start; none if
+ * *from > *to); returns whether those are all the windows containing t.
  */
 extern bool wa_existing_windows(wa_tick t, int64 size, int64 slide,
 								int64 origin, wa_tick lowest, wa_tick highest,
 								wa_tick *from, wa_tick *to);
-extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
-/* The same without the limits below (definitions made by older versions). */
-extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
+
+/* Error unless window i is valid and shares no window with those before. */
+extern void wa_window_check(const WaWindowSet *set, int i);
+/* Error unless a set may hold n windows. */
+extern void wa_window_check_count(int n);
 /* Error unless the set is within the windows a set and an event may have. */
 extern void wa_window_set_check_limits(const WaWindowSet *set);
 
@@ -136,6 +145,9 @@ typedef struct WaWindowRange
 
 extern void wa_window_range_init(WaWindowRange *range, const WaWindowSet *set,
 								 Oid window_type);
+/* The same for a range given in ticks. */
+extern void wa_window_range_set(WaWindowRange *range, const WaWindowSet *set,
+								wa_tick lowest, wa_tick highest);
 static inline WaWindowsInRange wa_window_range_of(const WaWindowRange *range,
 												  int64 t);
 extern WaWindowsInRange wa_window_range_check(const WaWindowRange *range,
