@@ -40,6 +40,7 @@ typedef struct BatchRun
 	WaAggQuery *query;
 	WaWindowSet windows;
 	WaWindowRange range;		/* windows the window type can hold */
+	int64		lateness;
 	bool		want_dropped;	/* output dropped rows, not panes */
 	Oid			window_type;	/* type of window_start/end and watermark */
 
@@ -216,6 +217,8 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext old;
 	wa_key		key;
 	int64		t;
+	WaWindowsInRange in_range;
+	wa_tick		wm_before;
 	wa_ingest_result result;
 
 	CHECK_FOR_INTERRUPTS();
@@ -223,12 +226,14 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	t = event_ticks(run, slot);
 	/* no window containing it exists: dropped, as if too late for all */
-	if (wa_window_range_of(&run->range, t) == WA_IN_RANGE_NONE)
+	in_range = wa_window_range_of(&run->range, t);
+	if (in_range == WA_IN_RANGE_NONE)
 	{
 		if (run->want_dropped)
 			emit_dropped(run, slot);
 		return true;
 	}
+	wm_before = wa_engine_watermark(run->engine);
 
 	wa_row_inputs(q, slot, run->inputs);
 
@@ -238,6 +243,10 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	result = wa_engine_ingest(run->engine, &key, t, run->inputs);
 	check_engine_memory(run);
+	/* taken only by windows that do not exist: dropped, not lost */
+	if (in_range == WA_IN_RANGE_SOME && result != WA_INGEST_DROPPED &&
+		!wa_window_range_open(&run->range, t, wm_before, run->lateness))
+		result = WA_INGEST_DROPPED;
 	if (run->want_dropped)
 	{
 		if (result == WA_INGEST_DROPPED)
@@ -416,6 +425,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->n_inputs = wa_agg_query_n_inputs(run->query);
 	run->inputs = palloc0(sizeof(wa_value) * (run->n_inputs + 1));
 
+	run->lateness = lateness;
 	wa_agg_query_engine_config(run->query, &run->windows, bound, lateness,
 							   &config);
 	config.emit = emit_pane;

@@ -279,6 +279,11 @@ ingest_batch(Worker *w)
 		r->wm_before = wa_engine_watermark(w->engine);
 		r->result = wa_engine_ingest(w->engine, &r->key, r->t,
 									 &w->inputs[i * w->n_inputs]);
+		/* taken only by windows that do not exist: dropped, not lost */
+		if (r->some_out_of_range && r->result != WA_INGEST_DROPPED &&
+			!wa_window_range_open(&w->range, r->t, r->wm_before,
+								  w->def->lateness))
+			r->result = WA_INGEST_DROPPED;
 	}
 	unlock_state(w);
 	for (int i = 0; i < w->n_batched; i++)

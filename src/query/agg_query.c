@@ -354,14 +354,46 @@ key_is_plain_integer(WaAggQuery *result)
 	return result->keys[0].typid != INT8OID || result->keys[0].notnull;
 }
 
-static TargetEntry *
-row_column(Expr *expr, int *resno)
+/*
+ * The row query's columns are named "<prefix> N", and arrival_order is
+ * appended to it as an ORDER BY, where a bare name means an output column
+ * before a column of the source: so no column of the source may be named
+ * that way.  The prefix is "windowagg column", with underscores added
+ * until no column of the source starts with it.
+ */
+static char *
+row_alias_prefix(Oid relid)
 {
-	char		name[32];
+	Relation	rel = relation_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	StringInfoData prefix;
+	bool		clash;
 
-	/* a name no arrival_order column can mean: ORDER BY prefers aliases */
-	snprintf(name, sizeof(name), "windowagg column %d", *resno);
-	return makeTargetEntry(expr, (AttrNumber) (*resno)++, pstrdup(name), false);
+	initStringInfo(&prefix);
+	appendStringInfoString(&prefix, "windowagg column");
+	do
+	{
+		clash = false;
+		for (int i = 0; i < desc->natts && !clash; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			clash = !att->attisdropped &&
+				strncmp(NameStr(att->attname), prefix.data, prefix.len) == 0;
+		}
+		if (clash)
+			appendStringInfoChar(&prefix, '_');
+	} while (clash);
+	relation_close(rel, AccessShareLock);
+	return prefix.data;
+}
+
+static TargetEntry *
+row_column(const WaAggQuery *result, Expr *expr, int *resno)
+{
+	char	   *name = psprintf("%s %d", result->row_alias, *resno);
+
+	return makeTargetEntry(expr, (AttrNumber) (*resno)++, name, false);
 }
 
 /*
@@ -416,7 +448,7 @@ add_arrival_columns(WaAggQuery *result, Query *q, const char *arrival_column,
 	result->arrival_column = pstrdup(arrival_column);
 	result->arrival_attnum = attnum;
 	*row_tlist = lappend(*row_tlist,
-						 row_column((Expr *) makeVar(1, attnum, typid, typmod, collid, 0),
+						 row_column(result, (Expr *) makeVar(1, attnum, typid, typmod, collid, 0),
 									resno));
 	if (q->jointree->quals != NULL)
 	{
@@ -430,7 +462,7 @@ add_arrival_columns(WaAggQuery *result, Query *q, const char *arrival_column,
 	}
 	else
 		counts = (Expr *) makeBoolConst(true, false);
-	*row_tlist = lappend(*row_tlist, row_column(counts, resno));
+	*row_tlist = lappend(*row_tlist, row_column(result, counts, resno));
 }
 
 /*
@@ -608,15 +640,16 @@ parse_query(const char *query, const char *event_time,
 	result->int_key = key_is_plain_integer(result);
 
 	/* the row query: keys, event time, aggregate inputs */
+	result->row_alias = row_alias_prefix(result->relid);
 	foreach(lc, key_exprs)
-		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
-	row_tlist = lappend(row_tlist, row_column((Expr *) event_var, &resno));
+		row_tlist = lappend(row_tlist, row_column(result, copyObject(lfirst(lc)), &resno));
+	row_tlist = lappend(row_tlist, row_column(result, (Expr *) event_var, &resno));
 	result->n_inputs = list_length(agg_inputs);
 	result->input_types = palloc0(sizeof(Oid) * (result->n_inputs + 1));
 	foreach(lc, agg_inputs)
 	{
 		result->input_types[foreach_current_index(lc)] = exprType(lfirst(lc));
-		row_tlist = lappend(row_tlist, row_column(copyObject(lfirst(lc)), &resno));
+		row_tlist = lappend(row_tlist, row_column(result, copyObject(lfirst(lc)), &resno));
 	}
 	if (arrival_column != NULL)
 		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);

@@ -152,6 +152,9 @@ static inline WaWindowsInRange wa_window_range_of(const WaWindowRange *range,
 												  int64 t);
 extern WaWindowsInRange wa_window_range_check(const WaWindowRange *range,
 											  int64 t);
+/* Whether a window that exists and contains t takes an event at wm. */
+extern bool wa_window_range_open(const WaWindowRange *range, int64 t,
+								 wa_tick wm, int64 lateness);
 
 static inline WaWindowsInRange
 wa_window_range_of(const WaWindowRange *range, int64 t)
@@ -210,6 +213,7 @@ typedef struct WaAggQuery
 	int			n_inputs;		/* distinct aggregate inputs */
 	Oid		   *input_types;	/* their types */
 	char	   *row_query;		/* keys, event time, inputs, in order */
+	char	   *row_alias;		/* its columns are "<row_alias> 1", ... */
 	/* pipelines: row_query then also returns these (see agg_query.c) */
 	char	   *arrival_column; /* NULL for the batch functions */
 	AttrNumber	arrival_attnum;

@@ -173,3 +173,31 @@ wa_window_range_check(const WaWindowRange *range, int64 t)
 	}
 	return all ? WA_IN_RANGE_ALL : any ? WA_IN_RANGE_SOME : WA_IN_RANGE_NONE;
 }
+
+/*
+ * Whether a window of the set that exists and contains t is still open for
+ * an event that arrives when the watermark is wm: its end plus lateness
+ * above wm.  The engine decides acceptance over every window containing
+ * t, those beyond the type's range too, whose panes are never emitted: for
+ * an event of WA_IN_RANGE_SOME, the caller asks this as well, so that an
+ * event only such windows would take is dropped instead of lost.
+ */
+bool
+wa_window_range_open(const WaWindowRange *range, int64 t, wa_tick wm,
+					 int64 lateness)
+{
+	for (int i = 0; i < range->set->n_windows; i++)
+	{
+		const wa_window *w = &range->set->windows[i];
+		wa_tick		from;
+		wa_tick		to;
+
+		(void) wa_existing_windows(t, w->size, w->slide, w->origin,
+								   range->lowest, range->highest, &from, &to);
+		/* the last existing window ends last */
+		if (from <= to &&
+			from + ((to - from) / w->slide) * w->slide + w->size + lateness > wm)
+			return true;
+	}
+	return false;
+}

@@ -449,7 +449,9 @@ table_prepare_plans(WaTableSource *src)
 {
 	const WaAggQuery *q = src->query;
 	MemoryContext old = MemoryContextSwitchTo(src->cxt);
-	char	   *arrival = psprintf("s.\"windowagg column %d\"", WA_ROW_ARRIVAL(q) + 1);
+	char	   *arrival = psprintf("s.%s",
+									   quote_identifier(psprintf("%s %d", q->row_alias,
+																 WA_ROW_ARRIVAL(q) + 1)));
 	Oid			tail_types[2] = {INT8OID, INT8OID};
 	Oid			gap_types[2] = {INT8ARRAYOID, INT8ARRAYOID};
 	char	   *sql;
