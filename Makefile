@@ -7,6 +7,7 @@
 # make demo       (as root on Debian) the same set-up, then a live
 #                 pipeline on a throwaway server
 # make bench      every benchmark; make bench-engine the engine one alone
+# make fuzz       every fuzz target for FUZZ_SECONDS (default 60) each
 
 EXTENSION   = windowagg
 EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" windowagg.control)
@@ -50,13 +51,16 @@ endif
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical check-engine
+.PHONY: test demo fuzz bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
 
 test:
 	bash test/run-all.sh
+
+fuzz:
+	$(MAKE) -C test/fuzz PG_CONFIG=$(PG_CONFIG) run
 
 demo:
 	bash test/demo.sh

@@ -2,8 +2,9 @@
 # test/run-all.sh: everything `make test` runs.
 #
 # Installs what is missing (as root), builds and installs windowagg, then
-# runs the engine's unit and differential tests (plain and under
-# AddressSanitizer), and pg_regress, the isolation specs and the TAP tests
+# runs the engine's unit and differential tests (plain, under
+# AddressSanitizer and under valgrind), every fuzz target for a minute
+# (test/fuzz; WA_FUZZ_SECONDS), and pg_regress, the isolation specs and the TAP tests
 # on throwaway servers: on Debian's PostgreSQL 15, then on PostgreSQL 18
 # built with assertions (test/build-pg18.sh builds it once into a cache;
 # WA_SKIP_PG18=1 skips it).  PostgreSQL refuses to run as root, so as root
@@ -59,6 +60,25 @@ make -s -C test/engine check-asan 2>&1 | tee "$log"
 count "engine tests under AddressSanitizer" "${PIPESTATUS[0]}"
 add_counts "$log"
 timings+=("engine tests, plain and sanitized: $(( $(date +%s) - t0 )) s")
+
+t0=$(date +%s)
+make -s -C test/engine check-valgrind 2>&1 | tee "$log"
+count "engine tests under valgrind memcheck" "${PIPESTATUS[0]}"
+add_counts "$log"
+timings+=("engine tests under valgrind: $(( $(date +%s) - t0 )) s")
+
+# libFuzzer targets, WA_FUZZ_SECONDS each (60 by default; 0 replays the
+# seed corpora and the regression inputs only): each target counts once
+echo "== fuzzing"
+t0=$(date +%s)
+make -s -C test/fuzz PG_CONFIG="$PG_CONFIG" >"$log" 2>&1
+fuzz_build=$?
+[ "$fuzz_build" -ne 0 ] && cat "$log"
+count "fuzz targets built" "$fuzz_build"
+bash test/fuzz/run-fuzz.sh test/fuzz/build "${WA_FUZZ_SECONDS:-60}" 2>&1 | tee "$log"
+passed=$((passed + $(grep -c '^ok - fuzz_' "$log" || true)))
+failed=$((failed + $(grep -c '^not ok - fuzz_' "$log" || true)))
+timings+=("fuzzing: $(( $(date +%s) - t0 )) s")
 
 # server_suites LABEL PG_CONFIG: pg_regress, the isolation specs and the TAP
 # tests against the PostgreSQL that PG_CONFIG names, with windowagg built

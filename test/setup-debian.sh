@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test/setup-debian.sh: install what building and testing windowagg needs on
 # Debian (PostgreSQL 15 server and headers, a C toolchain, the TAP test
-# modules).  Run as root; does nothing for packages already installed.
+# modules, valgrind, clang with libFuzzer, libpq for the query fuzzer).  Run as root; does nothing for packages already installed.
 set -euo pipefail
 
 packages=(postgresql-15 postgresql-server-dev-15 libipc-run-perl gcc make
-          libc6-dev rsync procps)
+          libc6-dev rsync procps valgrind clang-14 libfuzzer-14-dev libpq-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

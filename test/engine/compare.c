@@ -670,13 +670,14 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 			 ca.live_bytes, ca.live_blocks, ca.errors,
 			 ca.errors ? ": " : "", ca.first_error);
 
-	printf("# %s: %" PRId64 " events (%" PRId64 " partial, %" PRId64
-		   " dropped), %" PRId64 " windows, %" PRId64 " on-time + %" PRId64
-		   " late panes, peak %" PRIu64 " bytes; reference %.2fs, engine and"
-		   " checks %.2fs\n",
-		   o->name, st->n_events, ref_count_outcome(ref, REF_PARTIAL),
-		   ref_count_outcome(ref, REF_DROPPED), n_wins, c.n_on_time, c.n_late,
-		   stats.peak_mem_bytes, t_ref, t_engine);
+	if (!o->quiet)
+		printf("# %s: %" PRId64 " events (%" PRId64 " partial, %" PRId64
+			   " dropped), %" PRId64 " windows, %" PRId64 " on-time + %" PRId64
+			   " late panes, peak %" PRIu64 " bytes; reference %.2fs, engine"
+			   " and checks %.2fs\n",
+			   o->name, st->n_events, ref_count_outcome(ref, REF_PARTIAL),
+			   ref_count_outcome(ref, REF_DROPPED), n_wins, c.n_on_time,
+			   c.n_late, stats.peak_mem_bytes, t_ref, t_engine);
 
 	for (int p = 0; p < P_COUNT; p++)
 		report(o, &c, (problem_kind) p);

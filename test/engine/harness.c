@@ -409,7 +409,7 @@ stream_event(stream *st, int key, int64_t t, const wa_value *values)
 	st->n_events++;
 }
 
-static void
+void
 stream_advance(stream *st, wa_tick wm)
 {
 	stream_op  *op = stream_push(st);

@@ -146,6 +146,7 @@ extern void stream_init(stream *st, bool byte_keys);
 extern void stream_free(stream *st);
 extern void stream_event(stream *st, int key, int64_t t,
 						 const wa_value *values);
+extern void stream_advance(stream *st, wa_tick wm);
 extern void random_values(rng *r, wa_value *v);
 
 /* ----------------------------------------------------------------
@@ -232,6 +233,7 @@ typedef struct run_opts
 	bool		share_windows;	/* engine runs the window coverage plan */
 	const wa_agg_spec *aggs;	/* NULL: test_aggs */
 	int			n_aggs;
+	bool		quiet;			/* no summary line (the fuzzer) */
 } run_opts;
 
 typedef struct run_result
