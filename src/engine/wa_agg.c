@@ -53,11 +53,13 @@ typedef struct acc_var
 __extension__ typedef unsigned __int128 wa_uint128;
 
 /*
- * Merging adds counts and exact sums with wrap-around: accumulators built
- * from events never come near the limits (a count is at most the events
- * ingested, a sum of n int64 values is below n * 2^63), but a restored
- * checkpoint is only checked slice by slice (wa_acc_is_valid), and the
- * merge of many slices that passed must stay defined behaviour.
+ * Counts and exact sums are added with wrap-around, in updates and merges:
+ * accumulators built from events never come near the limits (a count is at
+ * most the events ingested, a sum of n int64 values is below n * 2^63), but
+ * a restored checkpoint is only checked slice by slice (wa_acc_is_valid),
+ * and the merge of many slices that passed, and events added to it, must
+ * stay defined behaviour, however wrong the numbers.  The adds compile to
+ * the same instructions as plain ones.
  */
 static inline int64_t
 add_wrapping(int64_t a, int64_t b)
@@ -187,7 +189,7 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 	const uint32_t *offsets = layout->offsets;
 	int			n = layout->n_aggs;
 
-	(*(int64_t *) base)++;
+	*(int64_t *) base = add_wrapping(*(int64_t *) base, 1);
 	for (int i = 0; i < n; i++)
 	{
 		wa_agg_kind kind = aggs[i].kind;
@@ -206,48 +208,52 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 			case WA_AGG_COUNT_STAR:
 				break;
 			case WA_AGG_COUNT:
-				((acc_count *) st)->n++;
+				((acc_count *) st)->n = add_wrapping(((acc_count *) st)->n, 1);
 				break;
 			case WA_AGG_SUM_INT:
 			case WA_AGG_AVG_INT:
-				((acc_sum_int *) st)->sum += v->i;
-				((acc_sum_int *) st)->n++;
+				((acc_sum_int *) st)->sum = add_wrapping128(((acc_sum_int *) st)->sum, v->i);
+				((acc_sum_int *) st)->n = add_wrapping(((acc_sum_int *) st)->n, 1);
 				break;
 			case WA_AGG_SUM_FLOAT:
 			case WA_AGG_AVG_FLOAT:
 				((acc_float *) st)->sum += v->f;
-				((acc_float *) st)->n++;
+				((acc_float *) st)->n = add_wrapping(((acc_float *) st)->n, 1);
 				break;
 			case WA_AGG_MIN_INT:
 				{
 					acc_int    *s = (acc_int *) st;
 
-					if (s->n++ == 0 || v->i < s->v)
+					if (s->n == 0 || v->i < s->v)
 						s->v = v->i;
+					s->n = add_wrapping(s->n, 1);
 					break;
 				}
 			case WA_AGG_MAX_INT:
 				{
 					acc_int    *s = (acc_int *) st;
 
-					if (s->n++ == 0 || v->i > s->v)
+					if (s->n == 0 || v->i > s->v)
 						s->v = v->i;
+					s->n = add_wrapping(s->n, 1);
 					break;
 				}
 			case WA_AGG_MIN_FLOAT:
 				{
 					acc_float  *s = (acc_float *) st;
 
-					if (s->n++ == 0 || float_gt(s->sum, v->f))
+					if (s->n == 0 || float_gt(s->sum, v->f))
 						s->sum = v->f;
+					s->n = add_wrapping(s->n, 1);
 					break;
 				}
 			case WA_AGG_MAX_FLOAT:
 				{
 					acc_float  *s = (acc_float *) st;
 
-					if (s->n++ == 0 || float_gt(v->f, s->sum))
+					if (s->n == 0 || float_gt(v->f, s->sum))
 						s->sum = v->f;
+					s->n = add_wrapping(s->n, 1);
 					break;
 				}
 			case WA_AGG_VAR_SAMP:
@@ -416,12 +422,13 @@ wa_acc_is_empty(const wa_agg_layout *layout, const void *acc)
 
 /*
  * Whether an accumulator read from a checkpoint could have been built from
- * events: counts in [0, 2^62] (2^62 events in one slice would take
- * centuries to ingest, and the bound leaves room to add more), a variance's
- * count a whole number (as a double, exact to 2^53), an exact sum within
- * what that many int64 values can add up to.  Floats may be anything,
- * NaN and infinities included, as the inputs may.  The engine's kernels
- * never overflow on accumulators that pass, however many events follow.
+ * events: an event count in [0, 2^62] (2^62 events in one slice would take
+ * centuries to ingest, and the bound leaves room to add more), every other
+ * count in [0, event count], a variance's count a whole number, an exact
+ * sum within what that many int64 values can add up to.  Floats may be anything,
+ * NaN and infinities included, as the inputs may.  Each count is at most
+ * the event count.  (Many slices that pass may still add up past the
+ * limits: the kernels wrap then, see add_wrapping.)
  */
 bool
 wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
@@ -429,9 +436,11 @@ wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
 	const char *base = acc;
 	const int64_t max_count = (int64_t) 1 << 62;
 
-#define COUNT_OK(n) ((n) >= 0 && (n) <= max_count)
-	if (!COUNT_OK(*(const int64_t *) base))
+	const int64_t events = *(const int64_t *) base;
+
+	if (events < 0 || events > max_count)
 		return false;
+#define COUNT_OK(n) ((n) >= 0 && (n) <= events)
 	for (int i = 0; i < layout->n_aggs; i++)
 	{
 		const char *st = base + layout->offsets[i];
@@ -476,7 +485,7 @@ wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
 				{
 					double		n = ((const acc_var *) st)->n;
 
-					if (!(n >= 0.0 && n <= 0x1p53 && n == floor(n)))
+					if (!(n >= 0.0 && n <= (double) events && n == floor(n)))
 						return false;
 					break;
 				}

@@ -229,7 +229,7 @@ read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
 		uint32		key_len;
 		wa_key		key;
 		int64		slice;
-		StringInfoData portable;
+		char	   *portable;
 		char	   *acc;
 
 		if (end - p < (ptrdiff_t) sizeof(uint32))
@@ -250,8 +250,13 @@ read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
 			key.bytes = (const uint8_t *) p;
 			key.len = key_len;
 		}
-		initStringInfo(&portable);
-		wa_key_to_portable(r->keys, &key, &portable);
+		/* each key at its own size: a legacy log may hold millions */
+		if (r->scratch.data == NULL)
+			initStringInfo(&r->scratch);
+		resetStringInfo(&r->scratch);
+		wa_key_to_portable(r->keys, &key, &r->scratch);
+		portable = palloc(Max(r->scratch.len, 1));
+		memcpy(portable, r->scratch.data, r->scratch.len);
 		p += key_len;
 		memcpy(&slice, p, sizeof(int64));
 		p += sizeof(int64);
@@ -260,8 +265,8 @@ read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
 		p += r->acc_size;
 
 		rec = next_record(r);
-		rec->key = portable.data;
-		rec->key_len = portable.len;
+		rec->key = portable;
+		rec->key_len = r->scratch.len;
 		rec->slice = slice;
 		rec->acc = acc;
 	}

@@ -71,6 +71,7 @@ typedef struct WaCkptReader
 	int64		n;
 	int64		capacity;
 	bool		legacy;			/* a format 1 row was read */
+	StringInfoData scratch;		/* a format 1 key, made portable */
 	int64		bytes;
 	int64		last_seq;
 	int64		expired_below;

@@ -22,6 +22,7 @@
  */
 #include "query/query.h"
 
+#include "catalog/pg_type.h"
 #include "utils/lsyscache.h"
 
 /* A fixed-length value by reference that is not plain bytes. */
@@ -45,6 +46,7 @@ wa_key_portable_init(WaKeyPortable *kp, const WaKeyCodec *codec)
 
 	memset(kp, 0, sizeof(*kp));
 	kp->codec = codec;
+	kp->cxt = CurrentMemoryContext;
 	initStringInfo(&kp->image);
 	if (!codec->int_key)
 	{
@@ -134,7 +136,29 @@ append_received(WaKeyPortable *kp, int i, const char *sent, uint32 n,
 
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, sent, n);
-	value = ReceiveFunctionCall(&kp->recv[i], &buf, kp->ioparam[i], col->typmod);
+
+	/*
+	 * A receive function says what it finds wrong in its own words
+	 * ("insufficient data left in message"); in a checkpoint that means
+	 * corrupt, which stops the pipeline instead of retrying it.
+	 */
+	PG_TRY();
+	{
+		value = ReceiveFunctionCall(&kp->recv[i], &buf, kp->ioparam[i], col->typmod);
+	}
+	PG_CATCH();
+	{
+		MemoryContext cxt = MemoryContextSwitchTo(kp->cxt);
+		ErrorData  *edata = CopyErrorData();
+
+		MemoryContextSwitchTo(cxt);
+		if (edata->sqlerrcode != ERRCODE_PROTOCOL_VIOLATION &&
+			edata->sqlerrcode != ERRCODE_INVALID_BINARY_REPRESENTATION)
+			PG_RE_THROW();		/* a cancel, out of memory: not the data */
+		FlushErrorState();
+		malformed();
+	}
+	PG_END_TRY();
 	if (buf.cursor != buf.len)
 		malformed();
 	appendBinaryStringInfo(out, DatumGetPointer(value), col->typlen);
@@ -230,11 +254,20 @@ wa_key_from_portable(WaKeyPortable *kp, const char *p, uint32 len, wa_key *out)
 	{
 		uint64		v = 0;
 
+		Oid			t = kp->codec->keys[0].typid;
+		int64		ival;
+
 		if (len != sizeof(int64))
 			malformed();
 		for (int i = 0; i < 8; i++)
 			v |= (uint64) (uint8) p[i] << (8 * i);
-		out->ival = (int64) v;
+		ival = (int64) v;
+		/* a smaller integer's key: in its range, or the NULL key */
+		if (ival != PG_INT64_MIN &&
+			((t == INT4OID && (ival < PG_INT32_MIN || ival > PG_INT32_MAX)) ||
+			 (t == INT2OID && (ival < PG_INT16_MIN || ival > PG_INT16_MAX))))
+			malformed();
+		out->ival = ival;
 		return;
 	}
 	resetStringInfo(&kp->image);

@@ -300,6 +300,7 @@ typedef struct WaKeyPortable
 	FmgrInfo   *recv;
 	Oid		   *ioparam;
 	StringInfoData image;		/* the last key read back */
+	MemoryContext cxt;			/* where it lives */
 } WaKeyPortable;
 
 extern void wa_key_portable_init(WaKeyPortable *kp, const WaKeyCodec *codec);

@@ -1303,10 +1303,10 @@ test_restore_scripted(void)
 
 /*
  * A checkpoint is read, not trusted: restore_slice refuses an accumulator
- * that no events could have built (a negative or absurd count, a sum
- * beyond what that many int64 values add up to, a variance over a count
- * that is not a whole number), keeping nothing of it, and takes one at
- * the limits.  The fields are set by their layout in wa_agg.c, not
+ * that no events could have built (a negative or absurd count, a count
+ * beyond the slice's events, a sum beyond what that many int64 values add
+ * up to, a variance over a count that is not a whole number), keeping
+ * nothing of it, and takes one at the limits.  The fields are set by their layout in wa_agg.c, not
  * through the engine.
  */
 static void
@@ -1344,7 +1344,9 @@ test_restore_refuses_invalid(void)
 		{"avg's sum beyond n * 2^63", AGG_AVG_B, 0, 2, 0, 0, false},
 		{"variance over half an event", AGG_VAR_F, 0, 1, 0.5, 0, false},
 		{"variance over NaN events", AGG_VAR_F, 0, 1, NAN, 0, false},
-		{"variance over 2^53 events", AGG_VAR_F, 0, 1, 0x1p53, 0, true},
+		{"variance over more events than the slice holds", AGG_VAR_F, 0, 1, 2.0, 0, false},
+		{"count(x) of every event", AGG_COUNT_A, 0, 0, 0, 1, true},
+		{"count(x) beyond the events", AGG_COUNT_A, 0, 0, 0, 2, false},
 	};
 
 	memset(&t, 0, sizeof(t));

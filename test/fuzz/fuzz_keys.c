@@ -111,9 +111,8 @@ check_accepted(void *arg)
 	wa_key_encode(&c->codec, values, isnull, &again);
 	if (c->codec.int_key)
 	{
-		/* a smaller integer's key outside its range reads back truncated */
-		if (c->cols[0].typid == INT8OID && again.ival != c->key.ival)
-			finding("an int8 key does not survive decoding");
+		if (again.ival != c->key.ival)
+			finding("an integer key read from its portable form does not survive decoding");
 		return;
 	}
 	if (again.len != c->key.len || memcmp(again.bytes, c->key.bytes, c->key.len) != 0)
@@ -199,8 +198,7 @@ round_trip(void *arg)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const int clear[] = {ERRCODE_DATA_CORRUPTED,
-	ERRCODE_PROTOCOL_VIOLATION};
+	static const int clear[] = {ERRCODE_DATA_CORRUPTED};
 	Case		c;
 
 	memset(&c, 0, sizeof(c));

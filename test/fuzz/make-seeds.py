@@ -104,6 +104,9 @@ regressions = {
         record(int_key(1), 3, accumulator=acc_with(1, OFF_VAR_F, struct.pack('<d', -9.25e61))))]),
     # an int2 key, values round trip: decoding set a pointer past NULL
     'fuzz_keys/int-key-null-image': bytes([1, 0, 1, 5]),
+    # a tid key whose send form is 2 bytes: tidrecv's own error, which did
+    # not stop a pipeline, instead of a corrupt-checkpoint one
+    'fuzz_keys/tid-key-short-send-form': bytes([2, 0, 10, 0, 2, 0, 0, 0, 0xaa, 0xbb]),
 }
 for name, data in regressions.items():
     os.makedirs(os.path.join('regressions', os.path.dirname(name)), exist_ok=True)

@@ -266,6 +266,31 @@ errhint(const char *fmt,...)
 	return 0;
 }
 
+/* PG_CATCH's tools: the error just raised, forgotten, or raised again */
+ErrorData *
+CopyErrorData(void)
+{
+	ErrorData  *edata = palloc0(sizeof(ErrorData));
+
+	edata->elevel = shim_error.elevel;
+	edata->sqlerrcode = shim_error.sqlerrcode;
+	edata->message = psprintf("%s", shim_error.message);
+	return edata;
+}
+
+void
+FlushErrorState(void)
+{
+}
+
+void
+pg_re_throw(void)
+{
+	if (PG_exception_stack == NULL)
+		abort();
+	siglongjmp(*PG_exception_stack, 1);
+}
+
 bool
 shim_try(void (*fn) (void *arg), void *arg)
 {
