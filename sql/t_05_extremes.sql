@@ -83,4 +83,9 @@ CREATE TABLE ev_alias (id int, t bigint, "windowagg column 1" int);
 INSERT INTO ev_alias VALUES (1, 10, 2), (2, 20, 1);
 SELECT * FROM windowagg.dropped('SELECT count(*) FROM ev_alias', 't', ARRAY[windowagg.tumbling(10)],
     arrival_order => '"windowagg column 1"') AS (t bigint, wm bigint, arrival bigint);
-
+-- the same through an alias list, which renames the source's columns
+CREATE TABLE ev_alias2 (id int, t bigint, ord int);
+INSERT INTO ev_alias2 VALUES (1, 10, 2), (2, 20, 1);
+SELECT * FROM windowagg.dropped('SELECT count(*) FROM ev_alias2 AS e(id, t, "windowagg column 1")', 't',
+    ARRAY[windowagg.tumbling(10)], arrival_order => '"windowagg column 1"')
+    AS (t bigint, wm bigint, arrival bigint);

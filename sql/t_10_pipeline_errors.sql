@@ -170,6 +170,7 @@ SELECT windowagg.flush('beyond');
 SELECT k, window_start, window_end, n FROM beyond ORDER BY window_start;
 SELECT arrival, event_time, reason, watermark FROM beyond_dead_letters ORDER BY arrival;
 SELECT status, events_in, events_partial, dead_letters FROM windowagg.stat_pipelines WHERE name = 'beyond';
+SELECT windowagg.drop_pipeline('beyond', drop_tables => true);
 SELECT windowagg.drop_pipeline('near_ends', drop_tables => true);
 DROP VIEW near_ends_want;
 

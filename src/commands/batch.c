@@ -218,7 +218,6 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	wa_key		key;
 	int64		t;
 	WaWindowsInRange in_range;
-	wa_tick		wm_before;
 	wa_ingest_result result;
 
 	CHECK_FOR_INTERRUPTS();
@@ -233,7 +232,6 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 			emit_dropped(run, slot);
 		return true;
 	}
-	wm_before = wa_engine_watermark(run->engine);
 
 	wa_row_inputs(q, slot, run->inputs);
 
@@ -241,12 +239,20 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	wa_key_encode(&run->codec, slot->tts_values, slot->tts_isnull, &key);
 	MemoryContextSwitchTo(old);
 
-	result = wa_engine_ingest(run->engine, &key, t, run->inputs);
-	check_engine_memory(run);
-	/* taken only by windows that do not exist: dropped, not lost */
-	if (in_range == WA_IN_RANGE_SOME && result != WA_INGEST_DROPPED &&
-		!wa_window_range_open(&run->range, t, wm_before, run->lateness))
+	/*
+	 * An event that only windows beyond the range (which never emit) would
+	 * take is dropped, not lost: the engine is not asked, since it knows
+	 * nothing of the range.
+	 */
+	if (in_range == WA_IN_RANGE_SOME &&
+		!wa_window_range_open(&run->range, t, wa_engine_watermark(run->engine),
+							  run->lateness))
 		result = WA_INGEST_DROPPED;
+	else
+	{
+		result = wa_engine_ingest(run->engine, &key, t, run->inputs);
+		check_engine_memory(run);
+	}
 	if (run->want_dropped)
 	{
 		if (result == WA_INGEST_DROPPED)

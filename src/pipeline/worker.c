@@ -277,13 +277,19 @@ ingest_batch(Worker *w)
 		PendingRow *r = &w->batch[i];
 
 		r->wm_before = wa_engine_watermark(w->engine);
-		r->result = wa_engine_ingest(w->engine, &r->key, r->t,
-									 &w->inputs[i * w->n_inputs]);
-		/* taken only by windows that do not exist: dropped, not lost */
-		if (r->some_out_of_range && r->result != WA_INGEST_DROPPED &&
+
+		/*
+		 * An event that only windows beyond the range (which never emit)
+		 * would take is dropped, not lost: the engine is not asked, since
+		 * it knows nothing of the range.
+		 */
+		if (r->some_out_of_range &&
 			!wa_window_range_open(&w->range, r->t, r->wm_before,
 								  w->def->lateness))
 			r->result = WA_INGEST_DROPPED;
+		else
+			r->result = wa_engine_ingest(w->engine, &r->key, r->t,
+										 &w->inputs[i * w->n_inputs]);
 	}
 	unlock_state(w);
 	for (int i = 0; i < w->n_batched; i++)

@@ -355,37 +355,43 @@ key_is_plain_integer(WaAggQuery *result)
 }
 
 /*
- * The row query's columns are named "<prefix> N", and arrival_order is
- * appended to it as an ORDER BY, where a bare name means an output column
- * before a column of the source: so no column of the source may be named
- * that way.  The prefix is "windowagg column", with underscores added
- * until no column of the source starts with it.
+ * The row query's columns are named "<prefix> N".  For the batch functions
+ * arrival_order is appended to it as an ORDER BY, where a bare name means
+ * an output column before a column of the source: so no column of the
+ * source, as the query names them (an alias list renames them), may start
+ * with the prefix.  It is "windowagg column", or "windowagg_2 column",
+ * "windowagg_3 column", ... for the first that none starts with.
+ * Pipelines give no arrival_order and always take the first, so that the
+ * row query (part of a pipeline's shape) does not change with columns the
+ * query does not read.
  */
 static char *
-row_alias_prefix(Oid relid)
+row_alias_prefix(Query *q, const char *arrival_order)
 {
-	Relation	rel = relation_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	StringInfoData prefix;
-	bool		clash;
+	List	   *colnames = rt_fetch(1, q->rtable)->eref->colnames;
 
-	initStringInfo(&prefix);
-	appendStringInfoString(&prefix, "windowagg column");
-	do
+	if (arrival_order == NULL)
+		return pstrdup("windowagg column");
+	for (int n = 1;; n++)
 	{
-		clash = false;
-		for (int i = 0; i < desc->natts && !clash; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
+		char	   *prefix = n == 1 ? pstrdup("windowagg column") :
+			psprintf("windowagg_%d column", n);
+		size_t		len = strlen(prefix);
+		bool		clash = false;
+		ListCell   *lc;
 
-			clash = !att->attisdropped &&
-				strncmp(NameStr(att->attname), prefix.data, prefix.len) == 0;
+		foreach(lc, colnames)
+		{
+			if (strncmp(strVal(lfirst(lc)), prefix, len) == 0)
+			{
+				clash = true;
+				break;
+			}
 		}
-		if (clash)
-			appendStringInfoChar(&prefix, '_');
-	} while (clash);
-	relation_close(rel, AccessShareLock);
-	return prefix.data;
+		if (!clash)
+			return prefix;
+		pfree(prefix);
+	}
 }
 
 static TargetEntry *
@@ -640,7 +646,7 @@ parse_query(const char *query, const char *event_time,
 	result->int_key = key_is_plain_integer(result);
 
 	/* the row query: keys, event time, aggregate inputs */
-	result->row_alias = row_alias_prefix(result->relid);
+	result->row_alias = row_alias_prefix(q, arrival_order);
 	foreach(lc, key_exprs)
 		row_tlist = lappend(row_tlist, row_column(result, copyObject(lfirst(lc)), &resno));
 	row_tlist = lappend(row_tlist, row_column(result, (Expr *) event_var, &resno));

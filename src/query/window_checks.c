@@ -179,8 +179,8 @@ wa_window_range_check(const WaWindowRange *range, int64 t)
  * an event that arrives when the watermark is wm: its end plus lateness
  * above wm.  The engine decides acceptance over every window containing
  * t, those beyond the type's range too, whose panes are never emitted: for
- * an event of WA_IN_RANGE_SOME, the caller asks this as well, so that an
- * event only such windows would take is dropped instead of lost.
+ * an event of WA_IN_RANGE_SOME, the caller asks this first, and drops an
+ * event only such windows would take instead of losing it in the engine.
  */
 bool
 wa_window_range_open(const WaWindowRange *range, int64 t, wa_tick wm,
