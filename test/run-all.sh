@@ -76,8 +76,13 @@ fuzz_build=$?
 [ "$fuzz_build" -ne 0 ] && cat "$log"
 count "fuzz targets built" "$fuzz_build"
 bash test/fuzz/run-fuzz.sh test/fuzz/build "${WA_FUZZ_SECONDS:-60}" 2>&1 | tee "$log"
-passed=$((passed + $(grep -c '^ok - fuzz_' "$log" || true)))
+fuzz_status=${PIPESTATUS[0]}
+fuzz_ok=$(grep -c '^ok - fuzz_' "$log" || true)
+passed=$((passed + fuzz_ok))
 failed=$((failed + $(grep -c '^not ok - fuzz_' "$log" || true)))
+# every target ran and said so, and the runner agrees
+[ "$fuzz_ok" -eq 5 ] && [ "$fuzz_status" -eq 0 ]
+count "all five fuzz targets ran without a finding" $?
 timings+=("fuzzing: $(( $(date +%s) - t0 )) s")
 
 # server_suites LABEL PG_CONFIG: pg_regress, the isolation specs and the TAP
