@@ -11,6 +11,13 @@
 #
 #   WA_PG18_CACHE   where the build goes (default /var/cache/windowagg/pg18)
 #   WA_PG18_SOURCE  the tarball (default ../shared/pg-src/postgresql-18_*.orig.tar.bz2)
+#   WA_PG18_CPPFLAGS, WA_PG18_CFLAGS
+#                   CPPFLAGS and CFLAGS for configure (default: none, i.e.
+#                   configure's own -O2); test/valgrind-regress.sh builds
+#                   its own cache with -DUSE_VALGRIND and -O1.  When set they
+#                   are part of the stamp, so a cache is never reused for a
+#                   build with other flags; unset, the stamp is what it
+#                   always was, and the default cache stays valid.
 #
 # Prints the path of its pg_config on the last line of stdout; progress
 # goes to stderr.  Exits 3 when there is no source tarball, 1 when the
@@ -23,17 +30,23 @@ cache=${WA_PG18_CACHE:-/var/cache/windowagg/pg18}
 source_tarball=${WA_PG18_SOURCE:-$(ls "$top"/../shared/pg-src/postgresql-18_*.orig.tar.bz2 \
     /work/shared/pg-src/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -1 || true)}
 options="--enable-cassert --enable-debug --enable-tap-tests --with-openssl --with-lz4"
+cppflags=${WA_PG18_CPPFLAGS:-}
+cflags=${WA_PG18_CFLAGS:-}
+# what the stamp records: the options, and the flags only when given
+flavour=$options
+[ -n "$cppflags" ] && flavour="$flavour CPPFLAGS=$cppflags"
+[ -n "$cflags" ] && flavour="$flavour CFLAGS=$cflags"
 
 if [ -z "$source_tarball" ] || [ ! -f "$source_tarball" ]; then
     # a build made with the same options serves without its source
-    if [ -x "$cache/bin/pg_config" ] && [ "$(cut -d' ' -f2- "$cache/.windowagg-stamp" 2>/dev/null)" = "$options" ]; then
+    if [ -x "$cache/bin/pg_config" ] && [ "$(cut -d' ' -f2- "$cache/.windowagg-stamp" 2>/dev/null)" = "$flavour" ]; then
         echo "$cache/bin/pg_config"
         exit 0
     fi
     echo "no PostgreSQL 18 source tarball (set WA_PG18_SOURCE)" >&2
     exit 3
 fi
-stamp="$(basename "$source_tarball") $options"
+stamp="$(basename "$source_tarball") $flavour"
 
 # pg_prewarm, the one contrib module the suite loads (a TAP test fills the
 # worker slots with it), is built with PGXS against the installed server
@@ -56,6 +69,8 @@ fi
 
 packages=(libicu-dev bison flex libreadline-dev zlib1g-dev libssl-dev liblz4-dev pkg-config
           libipc-run-perl gcc make bzip2)
+# USE_VALGRIND compiles in Valgrind's client requests: its headers
+case "$cppflags" in *USE_VALGRIND*) packages+=(valgrind) ;; esac
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -84,7 +99,8 @@ log="$work/build.log"
 if ! (
     cd "$src"
     # shellcheck disable=SC2086
-    ./configure --prefix="$cache" $options
+    ./configure --prefix="$cache" $options \
+        ${cppflags:+CPPFLAGS="$cppflags"} ${cflags:+CFLAGS="$cflags"}
     # The core, pg_regress, the isolation tester and the TAP modules: the
     # suite needs no contrib module but pg_prewarm (below).
     make -j"$(nproc)"
