@@ -2,7 +2,7 @@
 # test/valgrind-regress.sh: pg_regress and the isolation specs with every
 # server process under Valgrind's memcheck, on PostgreSQL 18 built with
 # USE_VALGRIND.  Not part of `make test` nor of CI: on two cores it takes
-# about an hour (see README.md, "Tests").  Run as root, like run-all.sh.
+# about two hours (see README.md, "Tests").  Run as root, like run-all.sh.
 #
 # Why: AddressSanitizer (test/engine) sees the engine alone; memcheck sees
 # windowagg inside the server, and only a server built with USE_VALGRIND
@@ -23,9 +23,16 @@
 #     tree (the server runs as "postgres"; the tree stays as it is).
 #  4. pg_regress (sql/t_*.sql), then the isolation specs, on throwaway
 #     servers as `make installcheck` runs them (no TAP tests).
-#  5. A summary: the wall times, the number of valgrind error reports and,
-#     for each distinct one, its top frames, marked "windowagg" when a frame
-#     of its stack is windowagg's code and "core" otherwise.
+#  5. A summary: the wall times, the failed tests, how many of windowagg's
+#     launcher and worker processes ran under memcheck (all must), the
+#     number of valgrind error reports and, for each distinct one, its top
+#     frames, marked "windowagg" when a frame of its stack is windowagg's
+#     code and "core" otherwise.
+#
+# Tests that wait with a fixed wall-clock timeout can fail under memcheck's
+# slowness alone (windowagg.wait and flush default to a minute, and no GUC
+# raises that), as can tests that assume a worker's epoch does not fall
+# between two of their statements: see README.md, "Tests".
 #
 #   WA_VALGRIND_CACHE  the build (default /var/cache/windowagg/pg18-valgrind)
 #   WA_VALGRIND_OUT    where the logs are kept (default a new
@@ -34,8 +41,8 @@
 #                      the others need t_00_setup first)
 #   WA_VALGRIND_ISOLATION=0  skip the isolation specs
 #
-# Exits 0 when the suites passed and valgrind reported nothing, 1 when a
-# test failed or valgrind reported an error, 2 when it could not run.
+# Exits 0 when the suites passed, valgrind reported nothing and every
+# windowagg process ran under it; 1 otherwise; 2 when it could not run.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -140,6 +147,9 @@ if ! make -C "$scratch" -s PG_CONFIG="$pgc" install > "$out/install.log" 2>&1; t
     exit 2
 fi
 chown -R postgres: "$scratch"
+# the tree as tested, for the line numbers of the reports (the work tree
+# may change during a run of an hour or two)
+rsync -a --exclude '*.o' --exclude '*.bc' --exclude '*.so' "$scratch/src" "$scratch/sql" "$out/tree/"
 
 # ---- 4. the suites ----
 # pg_regress waits PGCTLTIMEOUT seconds for its server to start and stop
@@ -160,6 +170,7 @@ runuser -u postgres -- env PGCTLTIMEOUT=$PGCTLTIMEOUT PG_TEST_TIMEOUT_DEFAULT=$P
 regress_status=${PIPESTATUS[0]}
 regress_time=$(( $(date +%s) - t0 ))
 cp "$scratch/regression.diffs" "$out/" 2>/dev/null
+cp -r "$scratch/results" "$out/" 2>/dev/null
 cp "$scratch/log/postmaster.log" "$out/postmaster-regress.log" 2>/dev/null
 
 iso_status=0
@@ -239,12 +250,28 @@ perl -e '
     }
 ' "$scratch" "$out"/valgrind/*.log > "$summary"
 
+# Every process of windowagg's that the server logs name (its launcher and
+# pipeline workers) must have a valgrind log: else it escaped memcheck, and
+# "no error" would mean nothing for it
+wa_pids=$(cat "$out"/postmaster-*.log 2>/dev/null |
+    grep -oE 'windowagg (launcher|pipeline)\[[0-9]+\]|"windowagg (launcher|pipeline)" \(PID [0-9]+\)' |
+    grep -oE '[0-9]+' | sort -u)
+wa_seen=0
+wa_traced=0
+for p in $wa_pids; do
+    wa_seen=$((wa_seen + 1))
+    [ -f "$out/valgrind/$p.log" ] && wa_traced=$((wa_traced + 1))
+done
+
 regress_line=$(grep -E '^# All [0-9]+ tests passed|^# [0-9]+ of [0-9]+ tests failed' "$out/regress.out" | tail -1)
 iso_line=$(grep -E '^# All [0-9]+ tests passed|^# [0-9]+ of [0-9]+ tests failed' "$out/isolation.out" 2>/dev/null | tail -1)
 echo
 echo "== summary (kept in $out)"
 echo "pg_regress: ${regress_line:-status $regress_status}"
+grep -E '^not ok ' "$out/regress.out" | sed 's/^/    /'
 [ "${WA_VALGRIND_ISOLATION:-1}" != 0 ] && echo "isolation:  ${iso_line:-status $iso_status}"
+grep -E '^not ok ' "$out/isolation.out" 2>/dev/null | sed 's/^/    /'
+echo "windowagg launcher and worker processes in the server logs: $wa_seen, under memcheck: $wa_traced"
 cat "$summary"
 echo
 echo "== time: PostgreSQL 18 with USE_VALGRIND build (0 if cached): $build_time s"
@@ -252,4 +279,5 @@ echo "== time: pg_regress under valgrind: $regress_time s"
 echo "== time: isolation specs under valgrind: $iso_time s"
 echo "== time: all: $(( $(date +%s) - all_start )) s"
 errors=$(sed -n 's/^valgrind: \([0-9]*\) error.*/\1/p' "$summary")
-[ "$regress_status" -eq 0 ] && [ "$iso_status" -eq 0 ] && [ "${errors:-1}" -eq 0 ]
+[ "$regress_status" -eq 0 ] && [ "$iso_status" -eq 0 ] && [ "${errors:-1}" -eq 0 ] &&
+    [ "$wa_seen" -eq "$wa_traced" ]
