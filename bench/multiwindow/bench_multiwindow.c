@@ -227,8 +227,8 @@ main(int argc, char **argv)
 	bench_event *ev;
 	window_set	set;
 	uint64_t	rng = SEED ^ UINT64_C(0xABCDEF);
-	static const wa_agg_spec min_aggs[] = {{WA_AGG_MIN_INT, 0}};
-	static const wa_agg_spec sum_aggs[] = {{WA_AGG_COUNT_STAR, 0}, {WA_AGG_SUM_INT, 0}};
+	static const wa_agg_spec min_aggs[] = {{WA_AGG_MIN_INT, 0, false}};
+	static const wa_agg_spec sum_aggs[] = {{WA_AGG_COUNT_STAR, 0, false}, {WA_AGG_SUM_INT, 0, false}};
 
 	if (argc > 1)
 		n = (size_t) strtoull(argv[1], NULL, 10);

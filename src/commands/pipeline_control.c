@@ -345,7 +345,7 @@ wa_live(PG_FUNCTION_ARGS)
 		reading.arg = name;
 		reading.previous = error_context_stack;
 		error_context_stack = &reading;
-		wa_engine_live(slot->engine, emit_live, &out, scratch, results);
+		wa_engine_live(slot->engine, NULL, emit_live, &out, scratch, results);
 		error_context_stack = reading.previous;
 	}
 	LWLockRelease(&slot->state_lock);

@@ -5,14 +5,17 @@
  *
  * Layout: an int64 event count (the accumulator header, which also answers
  * count(*) and "does this slice hold data"), then each aggregate's state at
- * its offset.  States are plain old data so that an accumulator can be
- * copied, zeroed and, later, written to a checkpoint as bytes.
+ * its offset.  The kernels' states are plain old data, written to a
+ * checkpoint as bytes; a generic aggregate's is a pointer to a state of
+ * the caller's (wa_agg_generic), which is why accumulators are copied and
+ * dropped through wa_acc_copy and wa_acc_release.
  *
  * src/engine/wa_agg.c
  *
  *-------------------------------------------------------------------------
  */
 #include "wa_agg.h"
+#include "wa_assert.h"
 
 #include <math.h>
 #include <string.h>
@@ -98,8 +101,23 @@ state_size(wa_agg_kind kind)
 		case WA_AGG_STDDEV_SAMP:
 		case WA_AGG_STDDEV_POP:
 			return sizeof(acc_var);
+		case WA_AGG_GENERIC:
+			return sizeof(uint64_t);	/* a pointer, in a 64-bit word */
 	}
 	return 0;
+}
+
+/* The generic state pointer at offset off of an accumulator. */
+static inline void **
+generic_slot(void *acc, uint32_t off)
+{
+	return (void **) ((char *) acc + off);
+}
+
+static inline void *
+generic_state(const void *acc, uint32_t off)
+{
+	return *(void *const *) ((const char *) acc + off);
 }
 
 void
@@ -108,13 +126,20 @@ wa_agg_layout_init(wa_agg_layout *layout, int n_aggs, wa_agg_spec *aggs,
 {
 	uint32_t	off = ACC_HEADER_SIZE;
 
+	_Static_assert(sizeof(void *) <= sizeof(uint64_t),
+				   "a generic state pointer fits its slot");
 	layout->n_aggs = n_aggs;
 	layout->aggs = aggs;
 	layout->offsets = offsets;
+	layout->n_generic = 0;
+	layout->generic = NULL;
+	layout->mem = NULL;
 	for (int i = 0; i < n_aggs; i++)
 	{
 		offsets[i] = off;
 		off += state_size(aggs[i].kind);
+		if (aggs[i].kind == WA_AGG_GENERIC)
+			layout->n_generic++;
 	}
 	/* every state is a multiple of 8 bytes, so the total is too */
 	layout->acc_size = off;
@@ -123,7 +148,56 @@ wa_agg_layout_init(wa_agg_layout *layout, int n_aggs, wa_agg_spec *aggs,
 void
 wa_acc_init(const wa_agg_layout *layout, void *acc)
 {
+	/* all zeroes: no events, and a NULL (initial) generic state */
 	memset(acc, 0, layout->acc_size);
+}
+
+void
+wa_acc_release(const wa_agg_layout *layout, void *acc)
+{
+	if (layout->n_generic == 0)
+		return;
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		void	  **slot;
+
+		if (layout->aggs[i].kind != WA_AGG_GENERIC)
+			continue;
+		slot = generic_slot(acc, layout->offsets[i]);
+		if (*slot != NULL)
+			layout->generic->release(layout->generic->arg, layout->mem, i,
+									 *slot);
+		*slot = NULL;
+	}
+}
+
+void
+wa_acc_reset(const wa_agg_layout *layout, void *acc)
+{
+	wa_acc_release(layout, acc);
+	wa_acc_init(layout, acc);
+}
+
+void
+wa_acc_copy(const wa_agg_layout *layout, void *dst, const void *src)
+{
+	memcpy(dst, src, layout->acc_size);
+	if (layout->n_generic == 0)
+		return;
+	for (int i = 0; i < layout->n_aggs; i++)
+	{
+		void	  **slot;
+		const void *from;
+
+		if (layout->aggs[i].kind != WA_AGG_GENERIC)
+			continue;
+		slot = generic_slot(dst, layout->offsets[i]);
+		from = generic_state(src, layout->offsets[i]);
+		*slot = NULL;
+		if (from != NULL)
+			layout->generic->copy(layout->generic->arg, layout->mem, i, slot,
+								  from);
+	}
 }
 
 /*
@@ -199,6 +273,12 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 		/* count(*) is the accumulator header, counted above */
 		if (kind == WA_AGG_COUNT_STAR)
 			continue;
+		if (kind == WA_AGG_GENERIC)
+		{
+			layout->generic->transition(layout->generic->arg, layout->mem, i,
+										generic_slot(acc, offsets[i]), values);
+			continue;
+		}
 		v = &values[aggs[i].input];
 		if (v->isnull)
 			continue;
@@ -206,6 +286,7 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 		switch (kind)
 		{
 			case WA_AGG_COUNT_STAR:
+			case WA_AGG_GENERIC:
 				break;
 			case WA_AGG_COUNT:
 				((acc_count *) st)->n = add_wrapping(((acc_count *) st)->n, 1);
@@ -282,6 +363,12 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 		{
 			case WA_AGG_COUNT_STAR:
 				break;
+			case WA_AGG_GENERIC:
+				if (generic_state(src, layout->offsets[i]) != NULL)
+					layout->generic->combine(layout->generic->arg, layout->mem,
+											 i, generic_slot(dst, layout->offsets[i]),
+											 generic_state(src, layout->offsets[i]));
+				break;
 			case WA_AGG_COUNT:
 				((acc_count *) ds)->n = add_wrapping(((acc_count *) ds)->n,
 													 ((const acc_count *) ss)->n);
@@ -357,6 +444,11 @@ wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 		{
 			case WA_AGG_COUNT_STAR:
 				r->count = *(const int64_t *) base;
+				break;
+			case WA_AGG_GENERIC:
+				layout->generic->final(layout->generic->arg, i,
+									   generic_state(acc, layout->offsets[i]),
+									   r);
 				break;
 			case WA_AGG_COUNT:
 				r->count = ((const acc_count *) st)->n;
@@ -449,6 +541,8 @@ wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
 		{
 			case WA_AGG_COUNT_STAR:
 				break;
+			case WA_AGG_GENERIC:
+				return false;
 			case WA_AGG_COUNT:
 				if (!COUNT_OK(((const acc_count *) st)->n))
 					return false;
@@ -534,6 +628,7 @@ wa_acc_to_portable(const wa_agg_layout *layout, const void *acc, uint8_t *out)
 	const uint8_t *in = acc;
 	uint32_t	off = 0;
 
+	WA_ASSERT(layout->n_generic == 0);
 	for (int i = 0; i <= layout->n_aggs; i++)
 	{
 		/* the header word, then each aggregate's state */
@@ -618,6 +713,8 @@ wa_agg_kind_name(wa_agg_kind kind)
 			return "stddev_samp";
 		case WA_AGG_STDDEV_POP:
 			return "stddev_pop";
+		case WA_AGG_GENERIC:
+			return "generic";
 	}
 	return "?";
 }

@@ -211,8 +211,11 @@ wa_engine_create(const wa_config *config)
 		memcpy(e->aggs, config->aggs, sizeof(wa_agg_spec) * config->n_aggs);
 	e->offsets = wa_mem_alloc(&e->mem, sizeof(uint32_t) * (config->n_aggs + 1));
 	wa_agg_layout_init(&e->layout, config->n_aggs, e->aggs, e->offsets);
+	e->layout.generic = config->generic;
+	e->layout.mem = &e->mem;
 	e->stride = WA_SLICE_HEADER + e->layout.acc_size;
 	e->scratch = wa_mem_alloc(&e->mem, e->layout.acc_size);
+	wa_acc_init(&e->layout, e->scratch);
 	e->results = wa_mem_alloc(&e->mem, sizeof(wa_result) * (config->n_aggs + 1));
 
 	wa_hashtab_init(&e->keys, &e->mem);
@@ -317,6 +320,8 @@ key_create(wa_engine *e, const wa_key *key, uint64_t hash)
 static void
 key_free_state(wa_engine *e, keystate *k)
 {
+	for (uint32_t i = 0; e->layout.n_generic > 0 && i < k->slices.count; i++)
+		wa_acc_release(&e->layout, wa_slices_acc(&k->slices, e->stride, i));
 	wa_slices_free(&k->slices, &e->mem, e->stride);
 	if (k->stacks != NULL)
 	{
@@ -659,6 +664,7 @@ key_visit(wa_engine *e, keystate *k)
 		   wa_slices_index(&k->slices, e->stride, 0) < e->expire_limit)
 	{
 		WA_ASSERT(e->stats.n_slices > 0);
+		wa_acc_release(&e->layout, wa_slices_acc(&k->slices, e->stride, 0));
 		wa_slices_pop_front(&k->slices);
 		e->stats.n_slices--;
 	}
@@ -716,6 +722,8 @@ wa_engine_flush(wa_engine *e)
 				e->dirty_keys_capacity * sizeof(keystate *));
 	e->dirty_keys = NULL;
 	e->dirty_keys_capacity = 0;
+	/* the last pane's generic states */
+	wa_acc_release(&e->layout, e->scratch);
 
 	/* what wa_engine.h promises a flushed engine */
 	WA_ASSERT(e->stats.n_keys == 0 && e->stats.n_slices == 0);
@@ -947,6 +955,7 @@ wa_engine_destroy(wa_engine *e)
 	wa_mem_free(&e->mem, e->dirty_keys,
 				e->dirty_keys_capacity * sizeof(keystate *));
 	wa_mem_free(&e->mem, e->results, sizeof(wa_result) * (e->layout.n_aggs + 1));
+	wa_acc_release(&e->layout, e->scratch);
 	wa_mem_free(&e->mem, e->scratch, e->layout.acc_size);
 	wa_mem_free(&e->mem, e->offsets, sizeof(uint32_t) * (e->layout.n_aggs + 1));
 	wa_mem_free(&e->mem, e->aggs, sizeof(wa_agg_spec) * (e->layout.n_aggs + 1));

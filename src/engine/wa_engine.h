@@ -106,6 +106,9 @@ typedef struct wa_config
 	int64_t		lateness;		/* >= 0: allowed lateness */
 	int			n_aggs;
 	const wa_agg_spec *aggs;
+	const wa_agg_generic *generic;	/* required with WA_AGG_GENERIC
+									 * aggregates (wa_agg.h); the engine
+									 * keeps the pointer */
 	bool		byte_keys;		/* keys are byte strings, not int64 */
 	bool		merge_every_slice;	/* never use two-stack emission (for
 									 * benchmarks and tests) */
@@ -295,10 +298,13 @@ extern void wa_engine_restore_done(wa_engine *engine);
  * while the owner holds a lock that excludes writers.  scratch must hold
  * wa_engine_acc_size() bytes and results one wa_result per aggregate; the
  * pane points into both.  The order is unspecified but is the same for
- * the same engine state.
+ * the same engine state.  generic: the reader's own callbacks for generic
+ * aggregates (NULL when there are none), called with a NULL wa_mem: the
+ * scratch's states are the reader's, and the engine's are only read.
  */
-extern void wa_engine_live(const wa_engine *engine, wa_emit_fn fn, void *arg,
-						   void *scratch, wa_result *results);
+extern void wa_engine_live(const wa_engine *engine,
+						   const wa_agg_generic *generic, wa_emit_fn fn,
+						   void *arg, void *scratch, wa_result *results);
 
 extern wa_tick wa_engine_watermark(const wa_engine *engine);
 extern void wa_engine_get_stats(const wa_engine *engine, wa_stats *stats);

@@ -210,7 +210,7 @@ merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
 {
 	uint32_t	n = 0;
 
-	wa_acc_init(&e->layout, e->scratch);
+	wa_acc_reset(&e->layout, e->scratch);
 	for (; pos < k->slices.count; pos++, n++)
 	{
 		if (wa_slices_index(&k->slices, e->stride, pos) >= ws_end)
@@ -270,7 +270,7 @@ merge_from_parent(wa_engine *e, keystate *k, int j, wa_tick ws)
 	wa_tick		ino = wa_kept_instance(ws, pp->phase, pp->slide_s);
 	uint64_t	merges = 0;
 
-	wa_acc_init(&e->layout, e->scratch);
+	wa_acc_reset(&e->layout, e->scratch);
 	for (int64_t i = 0; i < sp->m; i++)
 	{
 		wa_tick		ps = ws + (wa_tick) i * pp->slide_s;

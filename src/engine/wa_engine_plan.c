@@ -75,10 +75,15 @@ wa_config_check(const wa_config *config)
 	{
 		wa_agg_kind kind = config->aggs[i].kind;
 
-		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_STDDEV_POP)
+		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_GENERIC)
 			return "unknown aggregate kind";
 		if (kind != WA_AGG_COUNT_STAR && config->aggs[i].input < 0)
 			return "aggregate input index must not be negative";
+		if (kind == WA_AGG_GENERIC &&
+			(config->generic == NULL || config->generic->transition == NULL ||
+			 config->generic->combine == NULL || config->generic->copy == NULL ||
+			 config->generic->final == NULL || config->generic->release == NULL))
+			return "generic aggregates need every callback";
 	}
 	if (config->emit == NULL)
 		return "an emit callback is required";
@@ -108,7 +113,10 @@ wa_config_slice_width(const wa_config *config, int64_t *origin0)
 	return g;
 }
 
-/* min and max may merge overlapping parents; anything else may not */
+/*
+ * min and max, and generic aggregates whose merge is idempotent, may merge
+ * overlapping parents; anything else may not
+ */
 static wa_cover_mode
 config_cover_mode(const wa_config *config)
 {
@@ -122,6 +130,10 @@ config_cover_mode(const wa_config *config)
 			case WA_AGG_MAX_INT:
 			case WA_AGG_MIN_FLOAT:
 			case WA_AGG_MAX_FLOAT:
+				break;
+			case WA_AGG_GENERIC:
+				if (!config->aggs[i].idempotent)
+					return WA_PARTITIONED_BY;
 				break;
 			default:
 				return WA_PARTITIONED_BY;

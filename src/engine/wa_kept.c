@@ -26,8 +26,10 @@ wa_kept_put(wa_kept *kept, wa_mem *mem, const wa_agg_layout *layout,
 			kept->start[i] = WA_TICK_MAX;	/* no instance starts there */
 	}
 	slot = (uint32_t) ((uint64_t) ino & (kept->capacity - 1));
+	if (kept->start[slot] != WA_TICK_MAX)
+		wa_acc_release(layout, kept->acc + (size_t) slot * layout->acc_size);
 	kept->start[slot] = ws;
-	memcpy(kept->acc + (size_t) slot * layout->acc_size, acc, layout->acc_size);
+	wa_acc_copy(layout, kept->acc + (size_t) slot * layout->acc_size, acc);
 }
 
 /*
@@ -54,6 +56,9 @@ wa_kept_free(wa_kept *kept, wa_mem *mem, const wa_agg_layout *layout)
 {
 	if (kept->capacity > 0)
 	{
+		for (uint32_t i = 0; layout->n_generic > 0 && i < kept->capacity; i++)
+			if (kept->start[i] != WA_TICK_MAX)
+				wa_acc_release(layout, kept->acc + (size_t) i * layout->acc_size);
 		wa_mem_free(mem, kept->start, sizeof(wa_tick) * kept->capacity);
 		wa_mem_free(mem, kept->acc, (size_t) layout->acc_size * kept->capacity);
 	}

@@ -47,7 +47,10 @@ late_emit(wa_engine *e, late_window *w)
 						   wa_kept_instance(w->start, sp->phase, sp->slide_s),
 						   w->start);
 	if (kept != NULL)
-		memcpy(e->scratch, kept, e->layout.acc_size);
+	{
+		wa_acc_release(&e->layout, e->scratch);
+		wa_acc_copy(&e->layout, e->scratch, kept);
+	}
 	else if (sp->parent >= 0)
 		merge_from_parent(e, k, w->window, w->start);
 	else

@@ -18,8 +18,9 @@
  * engine's window kind (wa_window_kind.h).
  */
 static void
-live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
-			 void *arg, void *scratch, wa_result *results)
+live_windows(const wa_engine *e, const wa_agg_layout *layout,
+			 const keystate *k, int j, wa_emit_fn fn, void *arg,
+			 void *scratch, wa_result *results)
 {
 	const wa_window_kind *kind = e->kind;
 	const wa_slices *sl = &k->slices;
@@ -47,15 +48,15 @@ live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
 			kind->windows_of(e, j, first, &ws, &last);
 			continue;
 		}
-		wa_acc_init(&e->layout, scratch);
+		wa_acc_init(layout, scratch);
 		for (uint32_t p = pos;
 			 p < sl->count && wa_slices_index(sl, e->stride, p) < we; p++)
-			wa_acc_merge(&e->layout, scratch,
-						 wa_slices_acc(sl, e->stride, p));
-		wa_acc_finalize(&e->layout, scratch, results);
+			wa_acc_merge(layout, scratch, wa_slices_acc(sl, e->stride, p));
+		wa_acc_finalize(layout, scratch, results);
 		pane.start = kind->slice_start(e, ws);
 		pane.end = kind->slice_start(e, we);
 		fn(arg, &pane);
+		wa_acc_release(layout, scratch);
 
 		ws = kind->next_start(e, j, ws);
 		while (pos < sl->count && wa_slices_index(sl, e->stride, pos) < ws)
@@ -64,9 +65,16 @@ live_windows(const wa_engine *e, const keystate *k, int j, wa_emit_fn fn,
 }
 
 void
-wa_engine_live(const wa_engine *e, wa_emit_fn fn, void *arg, void *scratch,
-			   wa_result *results)
+wa_engine_live(const wa_engine *e, const wa_agg_generic *generic,
+			   wa_emit_fn fn, void *arg, void *scratch, wa_result *results)
 {
+	/* the reader's callbacks and memory, never the writer's */
+	wa_agg_layout layout = e->layout;
+
+	WA_ASSERT(layout.n_generic == 0 || generic != NULL);
+	layout.generic = generic;
+	layout.mem = NULL;
+
 	/*
 	 * Windows ending at or before the global fired_end have fired, even for
 	 * a key whose own fired_end lags: those in between hold none of its
@@ -79,6 +87,6 @@ wa_engine_live(const wa_engine *e, wa_emit_fn fn, void *arg, void *scratch,
 		if (k == NULL)
 			continue;
 		for (int j = 0; j < e->n_windows; j++)
-			live_windows(e, k, j, fn, arg, scratch, results);
+			live_windows(e, &layout, k, j, fn, arg, scratch, results);
 	}
 }

@@ -28,11 +28,25 @@ wa_twostack_init(wa_twostack *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
+/* Drop the states the front's entries hold (generic aggregates). */
+static void
+release_front(wa_twostack *ts, const wa_agg_layout *layout, uint32_t stride)
+{
+	if (layout->n_generic == 0)
+		return;
+	for (uint32_t i = 0; i < ts->front_count; i++)
+		wa_acc_release(layout, front_entry(ts, stride, i) + WA_SLICE_HEADER);
+	ts->front_head = ts->front_count = 0;
+}
+
 void
 wa_twostack_free(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout)
 {
 	uint32_t	stride = WA_SLICE_HEADER + layout->acc_size;
 
+	release_front(ts, layout, stride);
+	if (ts->back != NULL)
+		wa_acc_release(layout, ts->back);
 	wa_mem_free(mem, ts->front, (size_t) ts->front_capacity * stride);
 	wa_mem_free(mem, ts->back, layout->acc_size);
 	wa_twostack_init(ts);
@@ -51,6 +65,7 @@ flip(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 	uint32_t	n = p1 - p0;
 	void	   *next = NULL;
 
+	release_front(ts, layout, stride);
 	if (n > ts->front_capacity)
 	{
 		uint32_t	capacity = ts->front_capacity ? ts->front_capacity : 8;
@@ -67,7 +82,7 @@ flip(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 		void	   *acc = entry + WA_SLICE_HEADER;
 
 		*(int64_t *) entry = wa_slices_index(slices, stride, p0 + i);
-		memcpy(acc, wa_slices_acc(slices, stride, p0 + i), layout->acc_size);
+		wa_acc_copy(layout, acc, wa_slices_acc(slices, stride, p0 + i));
 		if (next != NULL)
 			wa_acc_merge(layout, acc, next);
 		next = acc;
@@ -75,7 +90,7 @@ flip(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 	ts->front_head = 0;
 	ts->front_count = n;
 	ts->mid = ts->hi;
-	wa_acc_init(layout, ts->back);
+	wa_acc_reset(layout, ts->back);
 	return n;
 }
 
@@ -88,14 +103,18 @@ wa_twostack_window(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 	uint32_t	pos;
 
 	if (ts->back == NULL)
+	{
 		ts->back = wa_mem_alloc(mem, layout->acc_size);
+		wa_acc_init(layout, ts->back);
+	}
 	if (!ts->valid || ws < ts->lo || ws > ts->hi)
 	{
 		/* not a continuation of the cached window: start over at ws */
 		ts->valid = true;
 		ts->lo = ts->mid = ts->hi = ws;
+		release_front(ts, layout, stride);
 		ts->front_head = ts->front_count = 0;
-		wa_acc_init(layout, ts->back);
+		wa_acc_reset(layout, ts->back);
 	}
 
 	/* evict slices before ws */
@@ -117,9 +136,10 @@ wa_twostack_window(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 		ts->hi = we;
 
 	/* the window is the front's oldest suffix merge plus the back */
+	wa_acc_release(layout, out);
 	if (ts->front_head < ts->front_count)
-		memcpy(out, front_entry(ts, stride, ts->front_head) + WA_SLICE_HEADER,
-			   layout->acc_size);
+		wa_acc_copy(layout, out,
+					front_entry(ts, stride, ts->front_head) + WA_SLICE_HEADER);
 	else
 		wa_acc_init(layout, out);
 	wa_acc_merge(layout, out, ts->back);

@@ -2,8 +2,7 @@
  *
  * wa_window_kind.h
  *	  The seam for window kinds, private to the engine: what a kind of
- *	  window says to the engine, and the callbacks through which aggregates
- *	  with variable-size states will plug in.
+ *	  window says to the engine.
  *
  * A window kind answers four questions, in slice units (wa_engine_int.h):
  * where slice boundaries lie (slice_start, slice_of), which windows of a
@@ -36,8 +35,8 @@
  *	  an event merged and retracts those it replaced, so that a late pane
  *	  can withdraw a session that no longer exists; the engine then emits
  *	  the retraction and the merged window's new revision.
- *	- Aggregates with variable-size states: wa_agg_callbacks below, for
- *	  every kind.
+ *	- Aggregates with variable-size states need nothing of a kind: they
+ *	  live in accumulators like the kernels' (wa_agg_generic, wa_agg.h).
  *
  * src/engine/wa_window_kind.h
  *
@@ -102,41 +101,5 @@ typedef struct wa_window_kind
 
 /* Tumbling and hopping windows (wa_window_fixed.c). */
 extern const wa_window_kind wa_fixed_windows;
-
-/*
- * Aggregates whose state has no fixed size (a generic PostgreSQL aggregate:
- * numeric sums, arrays, user-defined states), through callbacks; not yet
- * accepted by wa_config.  The engine will hold, per (key, slice), a pointer
- * to a state instead of the fixed-size accumulator of wa_agg.h, and call:
- *
- *	init		when a (key, slice) gets its first event, and for the scratch
- *				state a window is merged into;
- *	transition	once per event, with the event's values (wa_agg.h's input
- *				indexes);
- *	combine		to merge a slice's state (src) into a window's (dst), as
- *				wa_acc_merge does; src is left unchanged;
- *	final		for a pane: the result of a merged state, which it must not
- *				change (the same state is finalized again for late panes);
- *	serialize	for wa_engine_checkpoint: the state's bytes, in a buffer the
- *				callbacks own until the next call;
- *	deserialize	for wa_engine_restore_slice: a state from those bytes;
- *	free		when a slice expires or the engine is destroyed.
- *
- * Each returns the state's size change in bytes (init, transition,
- * combine, deserialize, free), so that wa_mem's accounting and the memory
- * bound still see every byte.  arg is passed back unchanged.
- */
-typedef struct wa_agg_callbacks
-{
-	void	   *arg;
-	int64_t		(*init) (void *arg, void **state);
-	int64_t		(*transition) (void *arg, void **state, const wa_value *values);
-	int64_t		(*combine) (void *arg, void **dst, const void *src);
-	void		(*final) (void *arg, const void *state, wa_result *result);
-	const uint8_t *(*serialize) (void *arg, const void *state, uint32_t *len);
-	int64_t		(*deserialize) (void *arg, const uint8_t *in, uint32_t len,
-								void **state);
-	int64_t		(*free) (void *arg, void *state);
-} wa_agg_callbacks;
 
 #endif							/* WA_WINDOW_KIND_H */

@@ -360,6 +360,8 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 	double		t_engine;
 	char		name[256];
 	char		buf[200];
+	wa_agg_spec ref_aggs[N_AGGS];
+	wa_agg_generic generic;
 
 	if (rr != NULL)
 		memset(rr, 0, sizeof(run_result));
@@ -371,7 +373,13 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 	rc.bound = o->bound;
 	rc.lateness = o->lateness;
 	rc.n_aggs = o->aggs != NULL ? o->n_aggs : N_AGGS;
-	rc.aggs = o->aggs != NULL ? o->aggs : test_aggs;
+	/* the reference computes generic aggregates as their kernels */
+	for (int a = 0; a < rc.n_aggs; a++)
+	{
+		ref_aggs[a] = (o->aggs != NULL ? o->aggs : test_aggs)[a];
+		ref_aggs[a].kind = test_generic_as(&ref_aggs[a]);
+	}
+	rc.aggs = ref_aggs;
 	rc.n_inputs = N_INPUTS;
 	ref = ref_create(&rc);
 	for (int64_t i = 0; i < n_ops; i++)
@@ -428,7 +436,9 @@ run_stream(const run_opts *o, const stream *st, run_result *rr)
 	cfg.bound = o->bound;
 	cfg.lateness = o->lateness;
 	cfg.n_aggs = rc.n_aggs;
-	cfg.aggs = rc.aggs;
+	cfg.aggs = o->aggs != NULL ? o->aggs : test_aggs;
+	test_generic_init(&generic, cfg.aggs);
+	cfg.generic = &generic;
 	cfg.byte_keys = st->keys.bytes;
 	cfg.emit = collect_pane;
 	cfg.emit_arg = &c;

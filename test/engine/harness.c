@@ -52,7 +52,7 @@ kind_name(wa_agg_kind kind)
 	static const char *const names[] = {
 		"count(*)", "count", "sum_int", "sum_float", "min_int", "max_int",
 		"min_float", "max_float", "avg_int", "avg_float", "var_samp",
-		"var_pop", "stddev_samp", "stddev_pop"
+		"var_pop", "stddev_samp", "stddev_pop", "generic"
 	};
 
 	if ((int) kind < 0 || (int) kind >= (int) (sizeof(names) / sizeof(names[0])))
@@ -342,28 +342,185 @@ keytab_free(keytab *kt)
 }
 
 const wa_agg_spec test_aggs[] = {
-	{WA_AGG_COUNT_STAR, IN_A},
-	{WA_AGG_COUNT, IN_A},
-	{WA_AGG_SUM_INT, IN_A},
-	{WA_AGG_MIN_INT, IN_A},
-	{WA_AGG_MAX_INT, IN_A},
-	{WA_AGG_SUM_INT, IN_B},
-	{WA_AGG_AVG_INT, IN_B},
-	{WA_AGG_MIN_INT, IN_B},
-	{WA_AGG_MAX_INT, IN_B},
-	{WA_AGG_COUNT, IN_F},
-	{WA_AGG_SUM_FLOAT, IN_F},
-	{WA_AGG_MIN_FLOAT, IN_F},
-	{WA_AGG_MAX_FLOAT, IN_F},
-	{WA_AGG_AVG_FLOAT, IN_F},
-	{WA_AGG_VAR_SAMP, IN_F},
-	{WA_AGG_VAR_POP, IN_F},
-	{WA_AGG_STDDEV_SAMP, IN_F},
-	{WA_AGG_STDDEV_POP, IN_F},
+	{WA_AGG_COUNT_STAR, IN_A, false},
+	{WA_AGG_COUNT, IN_A, false},
+	{WA_AGG_SUM_INT, IN_A, false},
+	{WA_AGG_MIN_INT, IN_A, false},
+	{WA_AGG_MAX_INT, IN_A, false},
+	{WA_AGG_SUM_INT, IN_B, false},
+	{WA_AGG_AVG_INT, IN_B, false},
+	{WA_AGG_MIN_INT, IN_B, false},
+	{WA_AGG_MAX_INT, IN_B, false},
+	{WA_AGG_COUNT, IN_F, false},
+	{WA_AGG_SUM_FLOAT, IN_F, false},
+	{WA_AGG_MIN_FLOAT, IN_F, false},
+	{WA_AGG_MAX_FLOAT, IN_F, false},
+	{WA_AGG_AVG_FLOAT, IN_F, false},
+	{WA_AGG_VAR_SAMP, IN_F, false},
+	{WA_AGG_VAR_POP, IN_F, false},
+	{WA_AGG_STDDEV_SAMP, IN_F, false},
+	{WA_AGG_STDDEV_POP, IN_F, false},
 };
 
 _Static_assert(sizeof(test_aggs) / sizeof(test_aggs[0]) == N_AGGS,
 			   "N_AGGS counts test_aggs");
+
+/* ---------- The tests' generic aggregates ---------- */
+
+/*
+ * A state on the heap, as a PostgreSQL aggregate's is: an exact sum and a
+ * count, or (idempotent) the maximum and a count.  Its size varies, as
+ * generic states do: "bytes" grows with the inputs it holds (up to 64),
+ * so that reallocations and the memory accounting see sizes that change.
+ */
+typedef struct test_gstate
+{
+	wa_int128	sum;			/* or the maximum */
+	int64_t		n;
+	uint32_t	bytes;			/* of the whole allocation */
+} test_gstate;
+
+static uint32_t
+gstate_bytes(int64_t n)
+{
+	return (uint32_t) sizeof(test_gstate) + (uint32_t) (n < 64 ? n : 64) * 8;
+}
+
+static test_gstate *
+gstate_alloc(wa_mem *mem, uint32_t bytes)
+{
+	test_gstate *g = mem != NULL ? wa_mem_alloc(mem, bytes) : malloc(bytes);
+
+	memset(g, 0, bytes);
+	g->bytes = bytes;
+	return g;
+}
+
+static void
+gstate_free(wa_mem *mem, test_gstate *g)
+{
+	if (mem != NULL)
+		wa_mem_free(mem, g, g->bytes);
+	else
+		free(g);
+}
+
+/* Make *state room for n inputs, keeping what it holds. */
+static test_gstate *
+gstate_grow(wa_mem *mem, void **state, int64_t n)
+{
+	test_gstate *g = *state;
+	uint32_t	bytes = gstate_bytes(n);
+
+	if (g == NULL)
+		g = gstate_alloc(mem, bytes);
+	else if (g->bytes != bytes)
+	{
+		test_gstate *bigger = gstate_alloc(mem, bytes);
+
+		bigger->sum = g->sum;
+		bigger->n = g->n;
+		gstate_free(mem, g);
+		g = bigger;
+	}
+	*state = g;
+	return g;
+}
+
+static void
+test_transition(void *arg, wa_mem *mem, int agg, void **state,
+				const wa_value *values)
+{
+	const wa_agg_spec *spec = &((const wa_agg_spec *) arg)[agg];
+	const wa_value *v = &values[spec->input];
+	test_gstate *g;
+
+	if (v->isnull)
+		return;
+	g = gstate_grow(mem, state, *state != NULL ?
+					((test_gstate *) *state)->n + 1 : 1);
+	if (spec->idempotent)
+		g->sum = g->n == 0 || v->i > g->sum ? v->i : g->sum;
+	else
+		g->sum += v->i;
+	g->n++;
+}
+
+static void
+test_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+{
+	const wa_agg_spec *spec = &((const wa_agg_spec *) arg)[agg];
+	const test_gstate *s = src;
+	test_gstate *d;
+	int64_t		n_before = *dst != NULL ? ((test_gstate *) *dst)->n : 0;
+
+	if (s->n == 0)
+		return;
+	d = gstate_grow(mem, dst, n_before + s->n);
+	if (spec->idempotent)
+		d->sum = n_before == 0 || s->sum > d->sum ? s->sum : d->sum;
+	else
+		d->sum += s->sum;
+	d->n = n_before + s->n;
+}
+
+static void
+test_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+{
+	const test_gstate *s = src;
+	test_gstate *d = gstate_alloc(mem, s->bytes);
+
+	(void) arg;
+	(void) agg;
+	d->sum = s->sum;
+	d->n = s->n;
+	*dst = d;
+}
+
+static void
+test_final(void *arg, int agg, const void *state, wa_result *result)
+{
+	const wa_agg_spec *spec = &((const wa_agg_spec *) arg)[agg];
+	const test_gstate *g = state;
+
+	memset(result, 0, sizeof(*result));
+	result->isnull = g == NULL || g->n == 0;
+	if (result->isnull)
+		return;
+	result->count = g->n;
+	if (spec->idempotent)
+		result->i = (int64_t) g->sum;
+	else
+		result->sum = g->sum;
+	result->datum = 1;			/* final ran */
+}
+
+static void
+test_release(void *arg, wa_mem *mem, int agg, void *state)
+{
+	(void) arg;
+	(void) agg;
+	gstate_free(mem, state);
+}
+
+void
+test_generic_init(wa_agg_generic *generic, const wa_agg_spec *aggs)
+{
+	generic->arg = (void *) aggs;
+	generic->transition = test_transition;
+	generic->combine = test_combine;
+	generic->copy = test_copy;
+	generic->final = test_final;
+	generic->release = test_release;
+}
+
+wa_agg_kind
+test_generic_as(const wa_agg_spec *spec)
+{
+	if (spec->kind != WA_AGG_GENERIC)
+		return spec->kind;
+	return spec->idempotent ? WA_AGG_MAX_INT : WA_AGG_SUM_INT;
+}
 
 /* ---------- Streams ---------- */
 void

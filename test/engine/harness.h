@@ -114,6 +114,16 @@ enum
 #define N_AGGS 18
 extern const wa_agg_spec test_aggs[N_AGGS];
 
+/*
+ * The tests' generic aggregates (WA_AGG_GENERIC through wa_agg_generic,
+ * with heap states of varying size): over spec->input, an exact sum, or
+ * the maximum when spec->idempotent; the reference computes them as the
+ * kernel test_generic_as names.  arg of the callbacks is the aggregate
+ * list.
+ */
+extern void test_generic_init(wa_agg_generic *generic, const wa_agg_spec *aggs);
+extern wa_agg_kind test_generic_as(const wa_agg_spec *spec);
+
 /* Indexes into test_aggs used by the scripted tests. */
 #define AGG_COUNT_STAR 0
 #define AGG_SUM_A 2

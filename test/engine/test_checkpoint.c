@@ -685,8 +685,8 @@ ck_live_check(ck_ctx *c, int64_t i)
 	memset(&l2, 0, sizeof(l2));
 	l1.keys = l2.keys = &c->st->keys;
 	wa_engine_get_stats(a->eng, &s0);
-	wa_engine_live(a->eng, ck_collect, &l1, scratch, results);
-	wa_engine_live(a->eng, ck_collect, &l2, scratch, results);
+	wa_engine_live(a->eng, NULL, ck_collect, &l1, scratch, results);
+	wa_engine_live(a->eng, NULL, ck_collect, &l2, scratch, results);
 	wa_engine_get_stats(a->eng, &s1);
 	c->n_live_panes += l1.n;
 	if (memcmp(&s0, &s1, sizeof(wa_stats)) != 0)
@@ -779,7 +779,7 @@ ck_live_check(ck_ctx *c, int64_t i)
 
 		memset(&lb, 0, sizeof(lb));
 		lb.keys = &c->st->keys;
-		wa_engine_live(c->eng[b].eng, ck_collect, &lb, scratch, results);
+		wa_engine_live(c->eng[b].eng, NULL, ck_collect, &lb, scratch, results);
 		ck_sort(lb.p, (size_t) lb.n, sizeof(ck_pane), ck_pane_cmp);
 		if (lb.n != l1.n)
 			NOTE(c, C_LIVE, "op %" PRId64 ": live view of %s has %" PRId64

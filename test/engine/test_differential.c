@@ -27,6 +27,8 @@
 
 #include "harness.h"
 
+#define lengthof(array) ((int) (sizeof(array) / sizeof((array)[0])))
+
 static const diff_case diff_cases[] = {
 	{"diff tumbling 10/10", 1, {{10, 10, 0}}, 5, 20, 50, 1000000, 4000, 101,
 	0, 0, false, false, 100000, true, 0, 0},
@@ -81,6 +83,26 @@ static const diff_case diff_cases[] = {
 	100, 0},
 };
 
+/*
+ * Generic aggregates beside kernels: exact sums (partitioned-by) and an
+ * idempotent maximum, computed by the reference as the kernels
+ * test_generic_as names.
+ */
+static const wa_agg_spec generic_aggs[] = {
+	{WA_AGG_COUNT_STAR, IN_A, false},
+	{WA_AGG_GENERIC, IN_A, false},
+	{WA_AGG_GENERIC, IN_B, false},
+	{WA_AGG_GENERIC, IN_A, true},
+	{WA_AGG_SUM_INT, IN_A, false},
+};
+
+/* Idempotent ones only: the coverage plan may merge overlapping parents. */
+static const wa_agg_spec generic_idempotent_aggs[] = {
+	{WA_AGG_GENERIC, IN_A, true},
+	{WA_AGG_GENERIC, IN_B, true},
+	{WA_AGG_MAX_INT, IN_A, false},
+};
+
 static void
 run_diff_case(const diff_case *dc)
 {
@@ -100,6 +122,26 @@ run_diff_case(const diff_case *dc)
 	printf("# %s: seed %" PRIu64 ", %" PRId64 " events, %d keys\n", dc->name,
 		   dc->seed, st.n_events, n_keys);
 	run_stream(&o, &st, NULL);
+
+	/*
+	 * Generic aggregates (states of the caller's, through callbacks) go
+	 * everywhere the kernels' accumulators go: slices, the two-stack, kept
+	 * instances, late panes.  run_stream checks that the engine gives back
+	 * every byte, so a state copied without wa_acc_copy or dropped without
+	 * wa_acc_release shows.
+	 */
+	{
+		char		name[160];
+
+		snprintf(name, sizeof(name), "%s (generic)", dc->name);
+		o.name = name;
+		o.aggs = generic_aggs;
+		o.n_aggs = lengthof(generic_aggs);
+		run_stream(&o, &st, NULL);
+		o.name = dc->name;
+		o.aggs = NULL;
+		o.n_aggs = 0;
+	}
 
 	/*
 	 * Windows that overlap themselves are emitted through the two-stack;
@@ -136,50 +178,59 @@ run_diff_case(const diff_case *dc)
 
 /* min and max only: the coverage plan may merge overlapping parents */
 static const wa_agg_spec minmax_aggs[] = {
-	{WA_AGG_MIN_INT, IN_A},
-	{WA_AGG_MAX_INT, IN_A},
-	{WA_AGG_MIN_FLOAT, IN_F},
-	{WA_AGG_MAX_FLOAT, IN_F},
+	{WA_AGG_MIN_INT, IN_A, false},
+	{WA_AGG_MAX_INT, IN_A, false},
+	{WA_AGG_MIN_FLOAT, IN_F, false},
+	{WA_AGG_MAX_FLOAT, IN_F, false},
 };
 
 /*
  * Run one window set with shared windows against the reference, for every
  * aggregate (partitioned-by) and for min and max alone (covered-by), and
- * also without sharing; returns the merge counts through merges[4]
- * (partitioned shared, unshared, covered shared, unshared).
+ * also without sharing, then generic aggregates with sharing; returns the
+ * merge counts through merges[6] (partitioned shared, unshared, covered
+ * shared, unshared, generic idempotent shared, generic shared).
  */
 static void
-run_shared_set(const diff_case *dc, uint64_t merges[4])
+run_shared_set(const diff_case *dc, uint64_t merges[6])
 {
 	stream		st;
 	int			n_keys = diff_case_stream(dc, &st);
 
 	printf("# %s: seed %" PRIu64 ", %" PRId64 " events, %d keys\n", dc->name,
 		   dc->seed, st.n_events, n_keys);
-	for (int run = 0; run < 4; run++)
+	for (int run = 0; run < 6; run++)
 	{
+		static const struct
+		{
+			const char *what;
+			const wa_agg_spec *aggs;	/* NULL: test_aggs */
+			int			n_aggs;
+			bool		shared;
+		}			runs[6] = {
+			{"all aggregates, shared windows", NULL, 0, true},
+			{"all aggregates, slices only", NULL, 0, false},
+			{"min/max, shared windows", minmax_aggs, lengthof(minmax_aggs), true},
+			{"min/max, slices only", minmax_aggs, lengthof(minmax_aggs), false},
+			{"generic idempotent, shared windows", generic_idempotent_aggs,
+			lengthof(generic_idempotent_aggs), true},
+			{"generic, shared windows", generic_aggs, lengthof(generic_aggs), true},
+		};
 		run_opts	o;
 		run_result	rr;
 		char		name[200];
-		bool		minmax = run >= 2;
-		bool		shared = run % 2 == 0;
 
 		memset(&o, 0, sizeof(o));
-		snprintf(name, sizeof(name), "%s (%s, %s)", dc->name,
-				 minmax ? "min/max" : "all aggregates",
-				 shared ? "shared windows" : "slices only");
+		snprintf(name, sizeof(name), "%s (%s)", dc->name, runs[run].what);
 		o.name = name;
 		o.n_windows = dc->n_windows;
 		o.windows = dc->windows;
 		o.bound = dc->bound;
 		o.lateness = dc->lateness;
 		o.epoch = dc->epoch;
-		o.share_windows = shared;
-		if (minmax)
-		{
-			o.aggs = minmax_aggs;
-			o.n_aggs = (int) (sizeof(minmax_aggs) / sizeof(minmax_aggs[0]));
-		}
+		o.share_windows = runs[run].shared;
+		o.aggs = runs[run].aggs;
+		o.n_aggs = runs[run].n_aggs;
 		run_stream(&o, &st, &rr);
 		merges[run] = rr.ran ? rr.stats.merges : 0;
 		run_result_free(&rr);
@@ -198,8 +249,10 @@ static void
 test_shared_windows(void)
 {
 	diff_case	dc;
-	uint64_t	merges[4];
+	uint64_t	merges[6];
 	rng			r = {UINT64_C(0x5eed0f5a7ed)};
+	int			plans_differ = 0;
+	int			generic_plans_wrong = 0;
 
 	memset(&dc, 0, sizeof(dc));
 	dc.name = "shared tumbling 10/20/30/40";
@@ -243,7 +296,21 @@ test_shared_windows(void)
 		dc.epoch = set % 3 == 0 ? 1000 : 0;
 		dc.n_events = 30000;
 		run_shared_set(&dc, merges);
+
+		/*
+		 * Generic aggregates get the plan of the kernels they stand for:
+		 * covered-by when idempotent, as min and max, else partitioned-by.
+		 * The two plans differ in merges on some of these sets.
+		 */
+		if (merges[0] != merges[2])
+			plans_differ++;
+		if (merges[4] != merges[2] || merges[5] != merges[0])
+			generic_plans_wrong++;
 	}
+	check(plans_differ > 0 && generic_plans_wrong == 0,
+		  "shared random sets: generic aggregates share as the kernels do",
+		  "%d sets where the plans differ, %d where a generic plan did not match",
+		  plans_differ, generic_plans_wrong);
 }
 
 /* Bound and lateness of INT64_MAX, on a stream from make_huge_stream(). */
