@@ -62,6 +62,15 @@
 	ExecCheckRTPerms((query)->rtable, true)
 #endif
 
+/* 16: one aclcheck for every kind of object */
+#if PG_VERSION_NUM >= 160000
+#define wa_proc_aclcheck(proc, role, mode) \
+	object_aclcheck(ProcedureRelationId, (proc), (role), (mode))
+#else
+#define wa_proc_aclcheck(proc, role, mode) \
+	pg_proc_aclcheck((proc), (role), (mode))
+#endif
+
 /* 16: a column missing from the other descriptor may be an error or not */
 #if PG_VERSION_NUM >= 160000
 #define wa_build_attrmap_by_name_if_req(indesc, outdesc) \

@@ -434,6 +434,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->lateness = lateness;
 	wa_agg_query_engine_config(run->query, &run->windows, bound, lateness,
 							   &config);
+	config.generic = wa_generic_callbacks(wa_generic_create(run->query));
 	config.emit = emit_pane;
 	config.emit_arg = run;
 	config.allocator = &allocator;

@@ -53,8 +53,8 @@ window_label(int64 range, int64 slide, int64 g, WaTimeDomain domain)
 }
 
 /*
- * Engine aggregates standing for the named ones: only whether each is min
- * or max matters to the plan.
+ * Engine aggregates standing for the named ones: only whether each merges
+ * idempotently (min, max, bool_and, bit_or, ...) matters to the plan.
  */
 static wa_agg_spec *
 aggs_from_names(ArrayType *aggregates, int *n_aggs)
@@ -80,10 +80,9 @@ aggs_from_names(ArrayType *aggregates, int *n_aggs)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("aggregates must not contain nulls")));
 		name = TextDatumGetCString(elems[i]);
-		if (pg_strcasecmp(name, "min") == 0)
+		/* only whether its merge is idempotent matters to the plan */
+		if (wa_aggregate_name_is_idempotent(name))
 			aggs[i].kind = WA_AGG_MIN_INT;
-		else if (pg_strcasecmp(name, "max") == 0)
-			aggs[i].kind = WA_AGG_MAX_INT;
 		else
 			aggs[i].kind = WA_AGG_COUNT_STAR;
 	}

@@ -568,6 +568,14 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
+	/* not yet: generic aggregates' states in checkpoints and live() */
+	for (int i = 0; i < q->n_aggs; i++)
+		if (q->aggs[i].kind == WA_AGG_GENERIC)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("aggregate %s is not supported in pipelines yet", q->aggs[i].sql_name),
+					 errdetail("Pipelines compute count, sum, avg, min, max, variance and stddev over integer, float and time types without FILTER; windowagg.aggregate computes any aggregate that has a combine function."),
+					 errhint("Cast the argument, for example sum(x::float8), or compute the aggregate with windowagg.aggregate.")));
 	/* the caller will own it, and its worker will run this code as the caller */
 	wa_agg_query_check_code_owners(q, GetUserId(), name);
 	/* a logical source must be the caller's to read */

@@ -12,9 +12,11 @@
  * types are known and privileges are checked as for any query), rejects
  * what a slice store cannot maintain, and deparses a row query that yields
  * per source row the grouping keys, the event time and each aggregate's
- * input.  Only mergeable built-in aggregates over types whose values map
- * to int64 or float8 are accepted; everything else gets an error that says
- * what to do instead.
+ * input.  Built-in aggregates over types whose values map to int64 or
+ * float8 run on the engine's kernels; any other aggregate with a combine
+ * function through its own support functions (agg_generic.c); the rest
+ * (ordered-set aggregates, ones that depend on their rows' order) get an
+ * error that says what to do instead.
  *
  * src/query/agg_query.c
  *
@@ -43,6 +45,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 /* Output column names that windowagg adds next to the user's. */
 static const char *const reserved_names[] = {
@@ -79,15 +82,6 @@ is_ordered_integer_like(Oid t)
 		t == TIMESTAMPTZOID || t == TIMEOID;
 }
 
-/*
- * Map a built-in aggregate over an input type to an engine kernel and the
- * result type PostgreSQL itself gives it, so that results line up with
- * plain GROUP BY.
- */
-/* What the kernels compute, for the errors that refuse the rest. */
-#define SUPPORTED_AGGREGATES \
-	gettext_noop("Supported are count over any type; sum and avg over integer and float types; min and max over integer, float, date, time and timestamp types; variance and stddev over float types.")
-
 /* Built-in aggregates whose result lists their input in its order. */
 static bool
 is_order_dependent_aggregate(const char *name)
@@ -107,56 +101,27 @@ is_order_dependent_aggregate(const char *name)
 	return false;
 }
 
-static void
-map_aggregate(Aggref *aggref, WaAggColumn *col)
+/*
+ * The kernel (wa_agg.h) that computes a built-in aggregate over its input
+ * type, with the result type PostgreSQL itself gives it, so that results
+ * line up with plain GROUP BY; false if there is none.
+ */
+static bool
+map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 {
-	char	   *name = get_func_name(aggref->aggfnoid);
 	Oid			in;
 
-	col->sql_name = name;
-	if (get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s is not supported", name),
-				 errdetail("%s", _(SUPPORTED_AGGREGATES))));
-	if (aggref->aggdistinct != NIL || aggref->aggorder != NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s with DISTINCT or ORDER BY is not supported", name),
-				 errdetail("Such aggregates cannot be merged from slices.")));
-	if (aggref->aggfilter != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s with FILTER is not supported", name),
-				 errhint("Move the condition into the WHERE clause or into the aggregate's argument with CASE.")));
-	if (aggref->aggkind != AGGKIND_NORMAL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("ordered-set and hypothetical-set aggregates are not supported")));
-
-	/*
-	 * These have combine functions from PostgreSQL 16 on, but their result
-	 * is the order in which rows reached them, which a window merged from
-	 * slices (or a late pane) does not keep: refused on every version.
-	 */
-	if (is_order_dependent_aggregate(name))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s is not supported", name),
-				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep.")));
-
-	col->result_type = aggref->aggtype;
+	if (get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE ||
+		aggref->aggfilter != NULL)
+		return false;
 	if (aggref->aggstar)
 	{
 		col->kind = WA_AGG_COUNT_STAR;
 		col->input_type = InvalidOid;
-		return;
+		return true;
 	}
 	if (list_length(aggref->args) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s with %d arguments is not supported",
-						name, list_length(aggref->args))));
+		return false;
 	in = exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr);
 	col->input_type = in;
 
@@ -189,12 +154,166 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 	else if (strcmp(name, "stddev_pop") == 0 && is_float_type(in))
 		col->kind = WA_AGG_STDDEV_POP;
 	else
+		return false;
+	return true;
+}
+
+/*
+ * Built-in aggregates whose combine function gives the same state when a
+ * state is merged with one that already holds some of its rows: windows
+ * may then be merged from overlapping ones (the coverage plan's
+ * covered-by).  By name, for explain; by name in pg_catalog for queries.
+ */
+bool
+wa_aggregate_name_is_idempotent(const char *name)
+{
+	static const char *const names[] = {
+		"min", "max", "bool_and", "bool_or", "every", "bit_and", "bit_or",
+	};
+
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (pg_strcasecmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+is_idempotent_aggregate(Oid aggfnoid, const char *name)
+{
+	return get_func_namespace(aggfnoid) == PG_CATALOG_NAMESPACE &&
+		wa_aggregate_name_is_idempotent(name);
+}
+
+/*
+ * Any other aggregate runs through its own support functions
+ * (agg_generic.c): it needs a combine function, and, with an internal
+ * state, serialization functions to keep the state where any process can
+ * read it.
+ */
+static void
+map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
+{
+	HeapTuple	tuple;
+	Form_pg_aggregate form;
+	bool		combines;
+	bool		serializes;
+	Oid			transtype;
+
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
+	form = (Form_pg_aggregate) GETSTRUCT(tuple);
+	combines = OidIsValid(form->aggcombinefn);
+	serializes = OidIsValid(form->aggserialfn) && OidIsValid(form->aggdeserialfn);
+	transtype = form->aggtranstype;
+	ReleaseSysCache(tuple);
+
+	if (!combines)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s(%s) is not supported", name,
-						format_type_be(in)),
-				 errdetail("%s", _(SUPPORTED_AGGREGATES)),
-				 errhint("Cast the argument, for example %s(x::float8).", name)));
+				 errmsg("aggregate %s cannot be computed in windows", name),
+				 errdetail("It has no combine function, which merging the slices of a window needs."),
+				 errhint("Give the aggregate a COMBINEFUNC, or use another aggregate.")));
+	if (transtype == INTERNALOID && !serializes)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s cannot be computed in windows", name),
+				 errdetail("Its state has type internal and it has no serialization functions, which keeping the state of a window needs."),
+				 errhint("Give the aggregate a SERIALFUNC and a DESERIALFUNC.")));
+	col->kind = WA_AGG_GENERIC;
+	col->aggfnoid = aggref->aggfnoid;
+	col->collation = aggref->inputcollid;
+	col->variadic = aggref->aggvariadic;
+	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name);
+	col->input_type = list_length(aggref->args) > 0 ?
+		exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr) :
+		InvalidOid;
+}
+
+static void
+map_aggregate(Aggref *aggref, WaAggColumn *col)
+{
+	char	   *name = get_func_name(aggref->aggfnoid);
+
+	col->sql_name = name;
+	col->result_type = aggref->aggtype;
+	col->filter_input = -1;
+	if (aggref->aggkind != AGGKIND_NORMAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("ordered-set aggregate %s cannot be computed in windows", name),
+				 errdetail("Ordered-set and hypothetical-set aggregates need all of a window's rows at once; windows are merged from slices."),
+				 strncmp(name, "percentile", 10) == 0 ?
+				 errhint("For percentiles, use tdigest_percentile of the tdigest extension, whose sketches merge.") : 0));
+	if (aggref->aggdistinct != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with DISTINCT is not supported", name),
+				 errhint("For approximate distinct counts, use hll_cardinality(hll_add_agg(...)) of the hll extension.")));
+	if (aggref->aggorder != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s with ORDER BY is not supported", name),
+				 errdetail("A window merged from slices does not keep the order of its rows.")));
+
+	/*
+	 * These have combine functions from PostgreSQL 16 on, but their result
+	 * is the order in which rows reached them, which a window merged from
+	 * slices (or a late pane) does not keep: refused on every version.
+	 */
+	if (get_func_namespace(aggref->aggfnoid) == PG_CATALOG_NAMESPACE &&
+		is_order_dependent_aggregate(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s is not supported", name),
+				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep.")));
+
+	if (!map_kernel(aggref, name, col))
+		map_generic(aggref, name, col);
+}
+
+/* The index of expr among the row query's aggregate inputs, added if new. */
+static int
+aggregate_input(List **inputs, Expr *expr)
+{
+	ListCell   *lc;
+
+	/* min(x), max(x), avg(x) read x once */
+	foreach(lc, *inputs)
+		if (equal(lfirst(lc), expr))
+			return foreach_current_index(lc);
+	*inputs = lappend(*inputs, expr);
+	return list_length(*inputs) - 1;
+}
+
+/* Where an aggregate's arguments and FILTER come from in the row query. */
+static void
+map_aggregate_inputs(Aggref *aggref, WaAggColumn *col, List **inputs)
+{
+	ListCell   *lc;
+
+	col->input = -1;
+	if (col->kind != WA_AGG_GENERIC)
+	{
+		if (!aggref->aggstar)
+			col->input = aggregate_input(inputs,
+										 ((TargetEntry *) linitial(aggref->args))->expr);
+		return;
+	}
+	col->n_args = list_length(aggref->args);
+	col->arg_inputs = palloc0(sizeof(int) * (col->n_args + 1));
+	col->arg_types = palloc0(sizeof(Oid) * (col->n_args + 1));
+	foreach(lc, aggref->args)
+	{
+		Expr	   *arg = ((TargetEntry *) lfirst(lc))->expr;
+		int			i = foreach_current_index(lc);
+
+		col->arg_inputs[i] = aggregate_input(inputs, arg);
+		col->arg_types[i] = exprType((Node *) arg);
+	}
+	if (aggref->aggfilter != NULL)
+		col->filter_input = aggregate_input(inputs, aggref->aggfilter);
+	col->input = col->n_args > 0 ? col->arg_inputs[0] : -1;
 }
 
 /*
@@ -616,22 +735,7 @@ parse_query(const char *query, const char *event_time,
 
 			col->name = pstrdup(name);
 			map_aggregate(aggref, col);
-			col->input = -1;
-			if (!aggref->aggstar)
-			{
-				Expr	   *arg = ((TargetEntry *) linitial(aggref->args))->expr;
-				ListCell   *prev;
-
-				/* min(x), max(x), avg(x) read x once */
-				foreach(prev, agg_inputs)
-					if (equal(lfirst(prev), arg))
-						col->input = foreach_current_index(prev);
-				if (col->input < 0)
-				{
-					col->input = list_length(agg_inputs);
-					agg_inputs = lappend(agg_inputs, arg);
-				}
-			}
+			map_aggregate_inputs(aggref, col, &agg_inputs);
 		}
 		else
 			ereport(ERROR,
@@ -708,6 +812,7 @@ wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out)
 	{
 		out[i].kind = q->aggs[i].kind;
 		out[i].input = Max(q->aggs[i].input, 0);
+		out[i].idempotent = q->aggs[i].idempotent;
 	}
 }
 
@@ -747,6 +852,15 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 		SHAPE_ADD(ctx, q->aggs[i].input);
 		SHAPE_ADD(ctx, q->aggs[i].input_type);
 		SHAPE_ADD(ctx, q->aggs[i].result_type);
+		SHAPE_ADD(ctx, q->aggs[i].aggfnoid);
+		SHAPE_ADD(ctx, q->aggs[i].collation);
+		SHAPE_ADD(ctx, q->aggs[i].filter_input);
+		SHAPE_ADD(ctx, q->aggs[i].n_args);
+		for (int j = 0; j < q->aggs[i].n_args; j++)
+		{
+			SHAPE_ADD(ctx, q->aggs[i].arg_inputs[j]);
+			SHAPE_ADD(ctx, q->aggs[i].arg_types[j]);
+		}
 	}
 	SHAPE_ADD(ctx, windows->n_windows);
 	for (int i = 0; i < windows->n_windows; i++)

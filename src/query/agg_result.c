@@ -26,6 +26,8 @@ wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out)
 	out->isnull = isnull;
 	if (isnull)
 		return;
+	/* the Datum itself, for generic aggregates (agg_generic.c) */
+	out->i = (int64) d;
 	switch (typid)
 	{
 		case INT2OID:
@@ -123,6 +125,9 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 		case WA_AGG_STDDEV_SAMP:
 		case WA_AGG_STDDEV_POP:
 			return Float8GetDatum(r->f);
+		case WA_AGG_GENERIC:
+			/* final's value, until the next pane is finalized */
+			return (Datum) r->datum;
 	}
 	elog(ERROR, "unexpected aggregate kind %d", (int) col->kind);
 	return (Datum) 0;

@@ -191,6 +191,16 @@ typedef struct WaAggColumn
 								 * inputs; -1 for count(*) */
 	Oid			result_type;
 	const char *sql_name;		/* "min", "count", ... for messages */
+
+	/* kind WA_AGG_GENERIC: a PostgreSQL aggregate (agg_generic.c) */
+	Oid			aggfnoid;
+	int			n_args;
+	int		   *arg_inputs;		/* each argument's index in the inputs */
+	Oid		   *arg_types;
+	int			filter_input;	/* FILTER's index in the inputs, or -1 */
+	Oid			collation;		/* the aggregate's input collation */
+	bool		variadic;
+	bool		idempotent;		/* see wa_agg_spec */
 } WaAggColumn;
 
 /*
@@ -260,6 +270,8 @@ extern void wa_own_relations(const WaAggQuery *q, Oid result_table,
 							 Oid dead_letter_table);
 extern void wa_own_statement(const char *sql);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
+/* Is the built-in aggregate of that name idempotent (see wa_agg_spec)? */
+extern bool wa_aggregate_name_is_idempotent(const char *name);
 
 /*
  * The shape of an engine that runs a query over a window set: a SHA-256
@@ -271,6 +283,19 @@ extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
 #define WA_SHAPE_LEN 32
 extern void wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 							   int64 bound, int64 lateness, uint8 *shape);
+
+/* ---------- PostgreSQL aggregates in the engine (agg_generic.c) ---------- */
+
+typedef struct WaGeneric WaGeneric;
+
+/*
+ * The support functions of q's generic aggregates, ready to call (in the
+ * current memory context, which must outlive the engine), after checking
+ * that the current user may run them.
+ */
+extern WaGeneric *wa_generic_create(const WaAggQuery *q);
+/* The engine's callbacks (wa_config.generic): NULL when q has none. */
+extern const wa_agg_generic *wa_generic_callbacks(const WaGeneric *g);
 
 /* ---------- keys (key_codec.c) ---------- */
 

@@ -1,0 +1,192 @@
+-- Any aggregate with a combine function, through its own support
+-- functions: each window's final value equals plain GROUP BY over the rows
+-- the window accepted, as the PL/pgSQL replay ref_accept (t_00_setup)
+-- decides them, with late and too-late rows, several windows, hopping
+-- windows (two-stack), and the coverage plan.
+SET client_min_messages = warning;
+
+-- every 23rd event is pushed back by up to 400 ticks: late, partly or
+-- wholly too late for bound 20 and lateness 60
+SELECT make_events('ev_g', 5000, 4, 2, 15, 23, 400, 0.16);
+
+-- a user's aggregate: count and sum of squares in an array state, with a
+-- combine function; and a polymorphic one
+CREATE FUNCTION g_sq_step(int8[], int8) RETURNS int8[]
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT ARRAY[$1[1] + 1, $1[2] + $2 * $2] $$;
+CREATE FUNCTION g_sq_combine(int8[], int8[]) RETURNS int8[]
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT ARRAY[$1[1] + $2[1], $1[2] + $2[2]] $$;
+CREATE FUNCTION g_sq_final(int8[]) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$ SELECT $1[1] || ' squares sum to ' || $1[2] $$;
+CREATE AGGREGATE g_sumsq(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}',
+                                COMBINEFUNC = g_sq_combine, FINALFUNC = g_sq_final);
+CREATE FUNCTION g_larger(anyelement, anyelement) RETURNS anyelement
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $1 > $2 THEN $1 ELSE $2 END $$;
+CREATE AGGREGATE g_largest(anyelement) (SFUNC = g_larger, STYPE = anyelement,
+                                        COMBINEFUNC = g_larger);
+
+-- The aggregates, as the query gives them to windowagg and to GROUP BY;
+-- float results are compared to 9 digits (slices merge in another order
+-- than GROUP BY adds rows), everything else exactly.
+CREATE TABLE g_aggs (agg text, type text);
+INSERT INTO g_aggs VALUES
+  ('sum(v::numeric / 7)', 'numeric'),
+  ('avg(v::numeric / 7)', 'numeric'),
+  ('sum(v::int8 * 1000000000000)', 'numeric'),
+  ('sum(v) FILTER (WHERE v > 0)', 'bigint'),
+  ('count(*) FILTER (WHERE f > 0)', 'bigint'),
+  ('count(f) FILTER (WHERE v < 0)', 'bigint'),
+  ('bool_and(v > -900)', 'boolean'),
+  ('bool_or(v > 990)', 'boolean'),
+  ('every(f IS NOT NULL)', 'boolean'),
+  ('bit_and(v + 1000)', 'integer'),
+  ('bit_or(v + 1000)', 'integer'),
+  ('min(kt || v)', 'text'),
+  ('max(kt || v)', 'text'),
+  ('min(v::numeric / 3)', 'numeric'),
+  ('max(make_interval(secs => v))', 'interval'),
+  ('corr(f, v)', 'double precision'),
+  ('g_sumsq(v)', 'text'),
+  ('g_largest(v::numeric)', 'numeric');
+
+-- Compare every window's last pane with GROUP BY over its accepted rows;
+-- returns the counts that show the comparison was not vacuous, and the
+-- number of windows whose values differ (every one is listed first).
+CREATE FUNCTION check_generic(sizes bigint[], slides bigint[], origins bigint[],
+                              bound bigint, lateness bigint, aggs text[])
+RETURNS TABLE (windows bigint, late_panes bigint, dropped_rows bigint, differing bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    wins windowagg.window[];
+    cols text;
+    coldefs text;
+    compared text;
+    r record;
+BEGIN
+    SELECT array_agg(windowagg.hopping(sizes[i], slides[i], origins[i]) ORDER BY i)
+      INTO wins FROM generate_subscripts(sizes, 1) i;
+    SELECT string_agg(format('%s AS a%s', a, i), ', ' ORDER BY i),
+           string_agg(format('a%s %s', i, t), ', ' ORDER BY i),
+           string_agg(CASE WHEN t = 'double precision'
+                           THEN format('round(a%s::numeric, 9) AS a%s', i, i)
+                           ELSE format('a%s', i) END, ', ' ORDER BY i)
+      INTO cols, coldefs, compared
+      FROM unnest(aggs) WITH ORDINALITY AS u(a, i),
+           LATERAL (SELECT type FROM g_aggs WHERE agg = a) g(t);
+    CREATE TEMP TABLE acc AS
+    SELECT * FROM ref_accept('ev_g', sizes::numeric[], slides::numeric[],
+                             origins::numeric[], bound, lateness);
+    EXECUTE format($f$
+        CREATE TEMP TABLE got AS
+        SELECT * FROM windowagg.aggregate(%L, 't', %L::windowagg.window[],
+                                          bound => %s, lateness => %s,
+                                          arrival_order => 'id')
+          AS (k int, ws bigint, we bigint, %s, pane text, rev bigint)$f$,
+        format('SELECT k, %s FROM ev_g GROUP BY k', cols), wins, bound, lateness, coldefs);
+    EXECUTE format($f$
+        CREATE TEMP TABLE want AS
+        SELECT e.k, a.ws::bigint AS ws, a.we::bigint AS we, %s
+        FROM acc a JOIN ev_g e USING (id)
+        WHERE a.spec IS NOT NULL
+        GROUP BY e.k, a.spec, a.ws, a.we$f$, cols);
+    EXECUTE format($f$
+        CREATE TEMP TABLE final AS
+        SELECT k, ws, we, %s FROM (SELECT DISTINCT ON (k, ws, we) * FROM got
+                                   ORDER BY k, ws, we, rev DESC) g$f$, compared);
+    EXECUTE format($f$
+        CREATE TEMP VIEW want_compared AS SELECT k, ws, we, %s FROM want$f$, compared);
+    FOR r IN
+        SELECT * FROM (SELECT * FROM final EXCEPT SELECT * FROM want_compared) d
+        UNION ALL
+        SELECT * FROM (SELECT * FROM want_compared EXCEPT SELECT * FROM final) d
+        ORDER BY 1, 2, 3 LIMIT 5
+    LOOP
+        RAISE WARNING 'differs: %', r;
+    END LOOP;
+    windows := (SELECT count(*) FROM want);
+    late_panes := (SELECT count(*) FROM got WHERE pane = 'late');
+    dropped_rows := (SELECT count(*) FROM acc WHERE spec IS NULL);
+    differing := (SELECT count(*) FROM (SELECT * FROM final EXCEPT SELECT * FROM want_compared
+                                        UNION ALL
+                                        SELECT * FROM want_compared EXCEPT SELECT * FROM final) d);
+    DROP VIEW want_compared;
+    DROP TABLE acc, got, want, final;
+    RETURN NEXT;
+END
+$$;
+
+-- every aggregate, tumbling
+SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
+                            (SELECT array_agg(agg) FROM g_aggs));
+-- hopping (two-stack) and a second window (coverage plan), every aggregate
+SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
+                            (SELECT array_agg(agg) FROM g_aggs));
+-- idempotent aggregates alone: windows computed from overlapping parents
+SELECT * FROM check_generic('{40,80,120}', '{20,40,40}', '{0,0,0}', 20, 60,
+                            '{"bool_and(v > -900)","bit_or(v + 1000)","min(kt || v)","max(make_interval(secs => v))"}');
+-- no lateness: every late row is dropped
+SELECT * FROM check_generic('{30}', '{10}', '{5}', 10, 0,
+                            '{"sum(v::numeric / 7)","g_sumsq(v)","count(*) FILTER (WHERE f > 0)"}');
+
+-- text min and max use the column's collation, as GROUP BY does: "C"
+-- orders upper case first; the database's own collation may not
+CREATE TABLE g_coll (id int, k int, t bigint, s text COLLATE "C", d text);
+INSERT INTO g_coll VALUES (1, 1, 1, 'a', 'a'), (2, 1, 2, 'B', 'B'), (3, 1, 3, 'b', 'b'),
+                          (4, 1, 4, 'A', 'A');
+SELECT k, lo, hi, (lo_d, hi_d) = (SELECT (min(d), max(d)) FROM g_coll) AS database_collation_as_group_by
+FROM windowagg.aggregate('SELECT k, min(s) AS lo, max(s) AS hi, min(d) AS lo_d, max(d) AS hi_d
+                          FROM g_coll GROUP BY k', 't',
+                         ARRAY[windowagg.tumbling(10)], arrival_order => 'id')
+  AS (k int, ws bigint, we bigint, lo text, hi text, lo_d text, hi_d text, pane text, rev bigint);
+
+-- Aggregates that windows cannot compute are refused, naming them.
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY f) AS p FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, p float8, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, mode() WITHIN GROUP (ORDER BY v) AS m FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, m int, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, array_agg(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a int[], pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, string_agg(kt, '','') AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, sum(DISTINCT v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a bigint, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, g_sumsq(v ORDER BY t) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
+CREATE AGGREGATE g_nocombine(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}');
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, g_nocombine(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a int8[], pane text, rev bigint);
+
+-- Whoever runs the query needs EXECUTE on the aggregate, as in a query.
+CREATE ROLE g_reader;
+GRANT SELECT ON ev_g TO g_reader;
+REVOKE EXECUTE ON FUNCTION g_sumsq(int8) FROM PUBLIC;
+SET ROLE g_reader;
+SELECT count(*) FROM windowagg.aggregate(
+  'SELECT k, g_sumsq(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
+SELECT count(*) FROM windowagg.aggregate(
+  'SELECT k, sum(v::numeric) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], bound => 1000) AS (k int, ws bigint, we bigint, a numeric, pane text, rev bigint);
+RESET ROLE;
+
+-- Pipelines do not take them yet, and say what to do instead.
+CREATE TABLE g_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
+SELECT windowagg.create_pipeline('g_pipe',
+  'SELECT k, sum(v::numeric) AS s FROM g_src GROUP BY k', 't',
+  ARRAY[windowagg.tumbling(10)], 'g_out');
+
+DROP TABLE g_src, g_coll, g_aggs, ev_g;
+DROP FUNCTION check_generic(bigint[], bigint[], bigint[], bigint, bigint, text[]);
+DROP AGGREGATE g_nocombine(int8);
+DROP AGGREGATE g_sumsq(int8);
+DROP AGGREGATE g_largest(anyelement);
+DROP FUNCTION g_sq_step(int8[], int8), g_sq_combine(int8[], int8[]), g_sq_final(int8[]),
+              g_larger(anyelement, anyelement);
+DROP OWNED BY g_reader;
+DROP ROLE g_reader;
