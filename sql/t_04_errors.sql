@@ -25,8 +25,6 @@ SELECT * FROM windowagg.aggregate('SELECT k, array_agg(j) FROM src GROUP BY k', 
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, jsonb_agg(j) FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
-SELECT * FROM windowagg.aggregate('SELECT k, count(*) + 1 AS n FROM src GROUP BY k', 'ts',
-    ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT count(*) FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS pane FROM src GROUP BY k', 'ts',

@@ -46,7 +46,12 @@ INSERT INTO g_aggs VALUES
   ('max(make_interval(secs => v))', 'interval'),
   ('corr(f, v)', 'double precision'),
   ('g_sumsq(v)', 'text'),
-  ('g_largest(v::numeric)', 'numeric');
+  ('g_largest(v::numeric)', 'numeric'),
+  -- expressions over aggregates, kernels' and others'
+  ('sum(v::numeric / 7) / count(*)', 'numeric'),
+  ('coalesce(max(f), 0) - min(f)', 'double precision'),
+  ('bool_or(v > 0) AND count(*) > 3', 'boolean'),
+  ('sum(v) - sum(v) FILTER (WHERE v > 0) + 1', 'bigint');
 
 -- Compare every window's last pane with GROUP BY over its accepted rows;
 -- returns the counts that show the comparison was not vacuous, and the
@@ -175,10 +180,25 @@ SELECT count(*) FROM windowagg.aggregate(
   't', ARRAY[windowagg.tumbling(10)], bound => 1000) AS (k int, ws bigint, we bigint, a numeric, pane text, rev bigint);
 RESET ROLE;
 
+-- An expression over aggregates may not read columns outside them, nor
+-- be volatile: a late pane computes it again.
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, k + sum(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a bigint, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, sum(v) + random() AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a float8, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, sum(v) + (SELECT 1) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a bigint, pane text, rev bigint);
+
 -- Pipelines do not take them yet, and say what to do instead.
 CREATE TABLE g_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
 SELECT windowagg.create_pipeline('g_pipe',
   'SELECT k, sum(v::numeric) AS s FROM g_src GROUP BY k', 't',
+  ARRAY[windowagg.tumbling(10)], 'g_out');
+SELECT windowagg.create_pipeline('g_pipe',
+  'SELECT k, sum(v) / count(*) AS s FROM g_src GROUP BY k', 't',
   ARRAY[windowagg.tumbling(10)], 'g_out');
 
 DROP TABLE g_src, g_coll, g_aggs, ev_g;

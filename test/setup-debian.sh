@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(postgresql-15 postgresql-server-dev-15 libipc-run-perl gcc make
-          libc6-dev rsync procps valgrind clang-14 libclang-rt-14-dev libfuzzer-14-dev libpq-dev)
+          libc6-dev rsync procps valgrind clang-14 libclang-rt-14-dev libfuzzer-14-dev libpq-dev
+          postgresql-15-hll postgresql-15-tdigest)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -46,6 +46,7 @@ typedef struct BatchRun
 
 	wa_engine  *engine;
 	WaKeyCodec	codec;
+	WaOutputEval *outputs;		/* the output columns of a pane */
 	int			n_inputs;
 	wa_value   *inputs;
 	int64		arrival;		/* ordinal of the current row */
@@ -110,9 +111,9 @@ emit_pane(void *arg, const wa_pane *pane)
 	run->out_values[col] = wa_ticks_to_datum(pane->end, run->window_type,
 											 "window_end");
 	run->out_nulls[col++] = false;
-	for (int i = 0; i < q->n_aggs; i++, col++)
-		run->out_values[col] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
-												  &run->out_nulls[col]);
+	wa_output_values(run->outputs, pane->results, &run->out_values[col],
+					 &run->out_nulls[col]);
+	col += q->n_outputs;
 	run->out_values[col] = pane->kind == WA_PANE_ON_TIME ?
 		run->pane_on_time : run->pane_late;
 	run->out_nulls[col++] = false;
@@ -285,7 +286,7 @@ static TupleDesc
 build_tupdesc(BatchRun *run)
 {
 	WaAggQuery *q = run->query;
-	int			natts = run->want_dropped ? q->n_keys + 3 : q->n_keys + q->n_aggs + 4;
+	int			natts = run->want_dropped ? q->n_keys + 3 : q->n_keys + q->n_outputs + 4;
 	TupleDesc	desc = CreateTemplateTupleDesc(natts);
 	AttrNumber	att = 1;
 
@@ -301,8 +302,9 @@ build_tupdesc(BatchRun *run)
 	}
 	TupleDescInitEntry(desc, att++, "window_start", run->window_type, -1, 0);
 	TupleDescInitEntry(desc, att++, "window_end", run->window_type, -1, 0);
-	for (int i = 0; i < q->n_aggs; i++)
-		TupleDescInitEntry(desc, att++, q->aggs[i].name, q->aggs[i].result_type, -1, 0);
+	for (int i = 0; i < q->n_outputs; i++)
+		TupleDescInitEntry(desc, att++, q->outputs[i].name, q->outputs[i].type,
+						   q->outputs[i].typmod, 0);
 	TupleDescInitEntry(desc, att++, "pane", TEXTOID, -1, 0);
 	TupleDescInitEntry(desc, att++, "revision", INT8OID, -1, 0);
 	return desc;
@@ -435,6 +437,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	wa_agg_query_engine_config(run->query, &run->windows, bound, lateness,
 							   &config);
 	config.generic = wa_generic_callbacks(wa_generic_create(run->query));
+	run->outputs = wa_output_eval_create(run->query);
 	config.emit = emit_pane;
 	config.emit_arg = run;
 	config.allocator = &allocator;

@@ -568,7 +568,13 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
-	/* not yet: generic aggregates' states in checkpoints and live() */
+	/* not yet: expressions over aggregates in the result table, ... */
+	if (q->has_expressions)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pipelines do not compute expressions over aggregates yet"),
+				 errhint("List each aggregate on its own, and compute the expression when you read the result table.")));
+	/* ... and generic aggregates' states in checkpoints and live() */
 	for (int i = 0; i < q->n_aggs; i++)
 		if (q->aggs[i].kind == WA_AGG_GENERIC)
 			ereport(ERROR,

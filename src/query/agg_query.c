@@ -38,6 +38,8 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/clauses.h"
+#include "parser/parse_agg.h"
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "tcop/tcopprot.h"
@@ -356,6 +358,115 @@ check_key_type(const WaKeyColumn *key)
 					key->name, format_type_be(key->typid)),
 			 errdetail("Keys are compared bitwise, and equal values of this type can differ in their bits."),
 			 errhint("Cast the key to text or to an integer type.")));
+}
+
+/* Aggregate calls in a tree (not inside one another: they cannot nest). */
+static bool
+count_aggregates_walker(Node *node, int *count)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		(*count)++;
+		return false;
+	}
+	return expression_tree_walker(node, count_aggregates_walker, count);
+}
+
+static int
+count_aggregates(Node *node)
+{
+	int			count = 0;
+
+	(void) count_aggregates_walker(node, &count);
+	return count;
+}
+
+/* Add an aggregate the engine computes; returns its index. */
+static int
+add_aggregate(WaAggQuery *result, Aggref *aggref, const char *name,
+			  List **inputs)
+{
+	WaAggColumn *col = &result->aggs[result->n_aggs];
+
+	col->name = pstrdup(name);
+	map_aggregate(aggref, col);
+	map_aggregate_inputs(aggref, col, inputs);
+	return result->n_aggs++;
+}
+
+typedef struct OutputContext
+{
+	WaAggQuery *result;
+	const char *name;			/* the output column's */
+	List	  **inputs;
+} OutputContext;
+
+/*
+ * An expression over aggregates, with each aggregate call replaced by the
+ * parameter that will hold its value.  Columns may appear only inside
+ * aggregates: a window's row has no value of them.
+ */
+static Node *
+aggregates_to_params(Node *node, OutputContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *aggref = (Aggref *) node;
+		Param	   *param = makeNode(Param);
+
+		param->paramkind = PARAM_EXTERN;
+		param->paramid = add_aggregate(cxt->result, aggref, cxt->name,
+									   cxt->inputs) + 1;
+		param->paramtype = aggref->aggtype;
+		param->paramtypmod = -1;
+		param->paramcollid = aggref->aggcollid;
+		param->location = -1;
+		return (Node *) param;
+	}
+	if (IsA(node, Var))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("select list item \"%s\" uses a column outside its aggregates",
+						cxt->name),
+				 errhint("Aggregate the column, or list it as a key on its own.")));
+	if (IsA(node, SubLink))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("select list item \"%s\" must not use a subquery", cxt->name)));
+	return expression_tree_mutator(node, aggregates_to_params, cxt);
+}
+
+/*
+ * An output column: one aggregate, or an immutable expression over
+ * aggregates, computed from their values for each pane.
+ */
+static void
+add_output(WaAggQuery *result, const char *name, Expr *expr, List **inputs)
+{
+	WaOutputColumn *out = &result->outputs[result->n_outputs++];
+	OutputContext cxt = {result, name, inputs};
+
+	out->name = pstrdup(name);
+	out->type = exprType((Node *) expr);
+	out->typmod = -1;
+	if (IsA(expr, Aggref))
+	{
+		out->agg = add_aggregate(result, (Aggref *) expr, name, inputs);
+		return;
+	}
+	out->agg = -1;
+	out->expr = (Expr *) aggregates_to_params((Node *) expr, &cxt);
+	out->typmod = exprTypmod((Node *) out->expr);
+	if (contain_mutable_functions((Node *) out->expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("select list item \"%s\" must be immutable over its aggregates", name),
+				 errdetail("A late pane computes it again, and must get what the first did.")));
+	result->has_expressions = true;
 }
 
 static void
@@ -696,7 +807,9 @@ parse_query(const char *query, const char *event_time,
 
 	n_targets = list_length(q->targetList);
 	result->keys = palloc0(sizeof(WaKeyColumn) * n_targets);
-	result->aggs = palloc0(sizeof(WaAggColumn) * n_targets);
+	result->outputs = palloc0(sizeof(WaOutputColumn) * n_targets);
+	result->aggs = palloc0(sizeof(WaAggColumn) *
+						   (count_aggregates((Node *) q->targetList) + 1));
 
 	foreach(lc, q->targetList)
 	{
@@ -728,21 +841,14 @@ parse_query(const char *query, const char *event_time,
 			check_key_type(key);
 			key_exprs = lappend(key_exprs, tle->expr);
 		}
-		else if (IsA(tle->expr, Aggref))
-		{
-			Aggref	   *aggref = (Aggref *) tle->expr;
-			WaAggColumn *col = &result->aggs[result->n_aggs++];
-
-			col->name = pstrdup(name);
-			map_aggregate(aggref, col);
-			map_aggregate_inputs(aggref, col, &agg_inputs);
-		}
+		else if (IsA(tle->expr, Aggref) || contain_agg_clause((Node *) tle->expr))
+			add_output(result, name, tle->expr, &agg_inputs);
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("select list item \"%s\" must be a GROUP BY key or a single aggregate call",
+					 errmsg("select list item \"%s\" must be a GROUP BY key or an aggregate",
 							name),
-					 errhint("Compute expressions over aggregates when you read the results.")));
+					 errhint("Group by it, or compute it from aggregates.")));
 	}
 	if (list_length(q->groupClause) != result->n_keys)
 		REJECT_QUERY("query must list every GROUP BY expression in its select list exactly once",

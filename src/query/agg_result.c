@@ -15,6 +15,8 @@
 #include "query/query.h"
 
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/float.h"
@@ -146,5 +148,68 @@ wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
 
 		wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
 						  slot->tts_isnull[attno], &inputs[j]);
+	}
+}
+
+/* ---------- output columns ---------- */
+
+struct WaOutputEval
+{
+	const WaAggQuery *q;
+	ExprContext *econtext;		/* its parameters: the aggregates' values */
+	ParamListInfo params;
+	ExprState **states;			/* per output column; NULL for aggregates */
+};
+
+WaOutputEval *
+wa_output_eval_create(const WaAggQuery *q)
+{
+	WaOutputEval *ev = palloc0(sizeof(WaOutputEval));
+
+	ev->q = q;
+	if (!q->has_expressions)
+		return ev;
+	ev->params = makeParamList(q->n_aggs);
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		ev->params->params[i].ptype = q->aggs[i].result_type;
+		ev->params->params[i].pflags = PARAM_FLAG_CONST;
+	}
+	ev->econtext = CreateStandaloneExprContext();
+	ev->econtext->ecxt_param_list_info = ev->params;
+	ev->states = palloc0(sizeof(ExprState *) * (q->n_outputs + 1));
+	for (int i = 0; i < q->n_outputs; i++)
+		if (q->outputs[i].agg < 0)
+			ev->states[i] = ExecInitExprWithParams(q->outputs[i].expr, ev->params);
+	return ev;
+}
+
+void
+wa_output_values(WaOutputEval *ev, const wa_result *results, Datum *values,
+				 bool *nulls)
+{
+	const WaAggQuery *q = ev->q;
+
+	if (!q->has_expressions)
+	{
+		for (int i = 0; i < q->n_aggs; i++)
+			values[i] = wa_result_to_datum(&q->aggs[i], &results[i], &nulls[i]);
+		return;
+	}
+	for (int i = 0; i < q->n_aggs; i++)
+		ev->params->params[i].value =
+			wa_result_to_datum(&q->aggs[i], &results[i],
+							   &ev->params->params[i].isnull);
+	for (int i = 0; i < q->n_outputs; i++)
+	{
+		const WaOutputColumn *out = &q->outputs[i];
+
+		if (out->agg >= 0)
+		{
+			values[i] = ev->params->params[out->agg].value;
+			nulls[i] = ev->params->params[out->agg].isnull;
+		}
+		else
+			values[i] = ExecEvalExpr(ev->states[i], ev->econtext, &nulls[i]);
 	}
 }

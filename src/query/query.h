@@ -204,6 +204,22 @@ typedef struct WaAggColumn
 } WaAggColumn;
 
 /*
+ * An output column after the keys: one aggregate's value, or an expression
+ * over aggregates' values (sum(a) / count(*), hll_cardinality(...)),
+ * whose aggregates are then hidden ones of the query's list, read by the
+ * expression as parameters $1 ... $n_aggs (every aggregate's value, in
+ * list order).
+ */
+typedef struct WaOutputColumn
+{
+	char	   *name;
+	Oid			type;
+	int32		typmod;
+	int			agg;			/* the aggregate it shows, or -1 */
+	Expr	   *expr;			/* agg -1: the expression */
+} WaOutputColumn;
+
+/*
  * A validated aggregate query: "SELECT keys..., aggs... FROM one_table
  * [WHERE ...] GROUP BY keys", rewritten into a row query that returns, per
  * source row, the keys, the event time and each aggregate's input.
@@ -219,7 +235,10 @@ typedef struct WaAggQuery
 	WaKeyColumn *keys;
 	bool		int_key;		/* one integer key: int64 engine keys */
 	int			n_aggs;
-	WaAggColumn *aggs;
+	WaAggColumn *aggs;			/* what the engine computes */
+	int			n_outputs;		/* what the query's select list shows */
+	WaOutputColumn *outputs;
+	bool		has_expressions;	/* some output is not one aggregate */
 	int			n_inputs;		/* distinct aggregate inputs */
 	Oid		   *input_types;	/* their types */
 	char	   *row_query;		/* keys, event time, inputs, in order */
@@ -283,6 +302,16 @@ extern bool wa_aggregate_name_is_idempotent(const char *name);
 #define WA_SHAPE_LEN 32
 extern void wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 							   int64 bound, int64 lateness, uint8 *shape);
+
+/* ---------- output columns (agg_result.c) ---------- */
+
+typedef struct WaOutputEval WaOutputEval;
+
+/* Ready to compute q's output columns (in the current memory context). */
+extern WaOutputEval *wa_output_eval_create(const WaAggQuery *q);
+/* The output columns of a pane's results, in the current memory context. */
+extern void wa_output_values(WaOutputEval *ev, const wa_result *results,
+							 Datum *values, bool *nulls);
 
 /* ---------- PostgreSQL aggregates in the engine (agg_generic.c) ---------- */
 
