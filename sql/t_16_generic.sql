@@ -19,6 +19,18 @@ CREATE FUNCTION g_sq_final(int8[]) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$ SELECT $1[1] || ' squares sum to ' || $1[2] $$;
 CREATE AGGREGATE g_sumsq(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}',
                                 COMBINEFUNC = g_sq_combine, FINALFUNC = g_sq_final);
+-- strict functions: a state made NULL stays NULL (not the next input);
+-- and a final function with FINALFUNC_EXTRA (never strict)
+CREATE FUNCTION g_nz_step(int8, int8) RETURNS int8
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $2 = 0 THEN NULL ELSE $1 + $2 END $$;
+CREATE FUNCTION g_nz_combine(int8, int8) RETURNS int8
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT $1 + $2 $$;
+CREATE AGGREGATE g_nzsum(int8) (SFUNC = g_nz_step, STYPE = int8, COMBINEFUNC = g_nz_combine);
+CREATE FUNCTION g_sq_extra(int8[], int8) RETURNS int8
+    LANGUAGE sql IMMUTABLE AS $$ SELECT $1[2] + coalesce($2, 7) $$;
+CREATE AGGREGATE g_extra(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}',
+                                COMBINEFUNC = g_sq_combine, FINALFUNC = g_sq_extra,
+                                FINALFUNC_EXTRA);
 CREATE FUNCTION g_larger(anyelement, anyelement) RETURNS anyelement
     LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $1 > $2 THEN $1 ELSE $2 END $$;
 CREATE AGGREGATE g_largest(anyelement) (SFUNC = g_larger, STYPE = anyelement,
@@ -47,6 +59,10 @@ INSERT INTO g_aggs VALUES
   ('corr(f, v)', 'double precision'),
   ('g_sumsq(v)', 'text'),
   ('g_largest(v::numeric)', 'numeric'),
+  ('g_extra(v)', 'bigint'),
+  ('g_nzsum(v % 10)', 'bigint'),
+  -- arguments are computed only for the rows FILTER takes
+  ('sum(1000 / v) FILTER (WHERE v <> 0)', 'bigint'),
   -- expressions over aggregates, kernels' and others'
   ('sum(v::numeric / 7) / count(*)', 'numeric'),
   ('coalesce(max(f), 0) - min(f)', 'double precision'),
@@ -123,8 +139,13 @@ $$;
 SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
                             (SELECT array_agg(agg) FROM g_aggs));
 -- hopping (two-stack) and a second window (coverage plan), every aggregate
+-- that merges in any order
 SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
-                            (SELECT array_agg(agg) FROM g_aggs));
+                            (SELECT array_agg(agg) FROM g_aggs WHERE agg NOT LIKE 'g_nzsum%'));
+-- a state made NULL stays NULL: tumbling windows, one slice each (merging
+-- slices of such an aggregate depends on their order, in PostgreSQL's
+-- parallel aggregation too)
+SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60, '{"g_nzsum(v % 10)"}');
 -- idempotent aggregates alone: windows computed from overlapping parents
 SELECT * FROM check_generic('{40,80,120}', '{20,40,40}', '{0,0,0}', 20, 60,
                             '{"bool_and(v > -900)","bit_or(v + 1000)","min(kt || v)","max(make_interval(secs => v))"}');
@@ -162,6 +183,11 @@ SELECT * FROM windowagg.aggregate(
 SELECT * FROM windowagg.aggregate(
   'SELECT k, g_sumsq(v ORDER BY t) AS a FROM ev_g GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
+CREATE AGGREGATE g_collect(anycompatible) (SFUNC = array_append, STYPE = anycompatiblearray,
+                                           COMBINEFUNC = array_cat);
+SELECT * FROM windowagg.aggregate(
+  'SELECT k, g_collect(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a int[], pane text, rev bigint);
 CREATE AGGREGATE g_nocombine(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}');
 SELECT * FROM windowagg.aggregate(
   'SELECT k, g_nocombine(v) AS a FROM ev_g GROUP BY k',
@@ -179,6 +205,14 @@ SELECT count(*) FROM windowagg.aggregate(
   'SELECT k, sum(v::numeric) AS a FROM ev_g GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)], bound => 1000) AS (k int, ws bigint, we bigint, a numeric, pane text, rev bigint);
 RESET ROLE;
+-- built-in aggregates that windowagg's kernels compute, too
+REVOKE EXECUTE ON FUNCTION pg_catalog.max(int4) FROM PUBLIC;
+SET ROLE g_reader;
+SELECT count(*) FROM windowagg.aggregate(
+  'SELECT k, max(v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a int, pane text, rev bigint);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION pg_catalog.max(int4) TO PUBLIC;
 
 -- An expression over aggregates may not read columns outside them, nor
 -- be volatile: a late pane computes it again.
@@ -204,6 +238,10 @@ SELECT windowagg.create_pipeline('g_pipe',
 DROP TABLE g_src, g_coll, g_aggs, ev_g;
 DROP FUNCTION check_generic(bigint[], bigint[], bigint[], bigint, bigint, text[]);
 DROP AGGREGATE g_nocombine(int8);
+DROP AGGREGATE g_collect(anycompatible);
+DROP AGGREGATE g_nzsum(int8);
+DROP AGGREGATE g_extra(int8);
+DROP FUNCTION g_nz_step(int8, int8), g_nz_combine(int8, int8), g_sq_extra(int8[], int8);
 DROP AGGREGATE g_sumsq(int8);
 DROP AGGREGATE g_largest(anyelement);
 DROP FUNCTION g_sq_step(int8[], int8), g_sq_combine(int8[], int8[]), g_sq_final(int8[]),

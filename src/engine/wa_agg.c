@@ -184,19 +184,20 @@ wa_acc_copy(const wa_agg_layout *layout, void *dst, const void *src)
 	memcpy(dst, src, layout->acc_size);
 	if (layout->n_generic == 0)
 		return;
+	/* dst owns nothing of src's, even if a copy below fails */
+	for (int i = 0; i < layout->n_aggs; i++)
+		if (layout->aggs[i].kind == WA_AGG_GENERIC)
+			*generic_slot(dst, layout->offsets[i]) = NULL;
 	for (int i = 0; i < layout->n_aggs; i++)
 	{
-		void	  **slot;
 		const void *from;
 
 		if (layout->aggs[i].kind != WA_AGG_GENERIC)
 			continue;
-		slot = generic_slot(dst, layout->offsets[i]);
 		from = generic_state(src, layout->offsets[i]);
-		*slot = NULL;
 		if (from != NULL)
-			layout->generic->copy(layout->generic->arg, layout->mem, i, slot,
-								  from);
+			layout->generic->copy(layout->generic->arg, layout->mem, i,
+								  generic_slot(dst, layout->offsets[i]), from);
 	}
 }
 

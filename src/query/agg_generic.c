@@ -40,6 +40,7 @@
 #include "query/query.h"
 
 #include "access/htup_details.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -273,15 +274,23 @@ state_for_blob(GenericAgg *a, Datum value, bool isnull)
 	return PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(bytes)));
 }
 
-/* Free the work context after a callback, whatever it left there. */
+/*
+ * After a callback: run what the support functions registered to run
+ * before their aggregate context goes (AggRegisterCallback), then free
+ * the work and temporary contexts, whatever they left there.
+ */
 static inline void
 work_done(WaGeneric *g, MemoryContext old)
 {
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(g->work_cxt);
+	ReScanExprContext(g->aggstate->curaggcontext);
+	ReScanExprContext(g->aggstate->tmpcontext);
 }
 
 /* ---------- the callbacks ---------- */
+
+static void generic_copy(void *arg, wa_mem *mem, int agg, void **dst,
+						 const void *src);
 
 static void
 generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
@@ -312,19 +321,28 @@ generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 		call->args[i + 1].isnull = v->isnull;
 	}
 
-	old = MemoryContextSwitchTo(g->work_cxt);
-	state = blob_load(g, a, *slot, &state_isnull);
-	if (state_isnull && a->transfn.fn_strict)
+	if (a->transfn.fn_strict)
 	{
 		/*
-		 * No initial value: the first input becomes the state, as in
-		 * nodeAgg (the types then match, which CREATE AGGREGATE checks).
+		 * No value yet and no initial value: the first input becomes the
+		 * state, as in nodeAgg (the types then match, which CREATE
+		 * AGGREGATE checks).  A state the function made NULL stays NULL.
 		 */
-		if (col->n_args > 0)
-			blob_store(g, mem, a, slot, call->args[1].value, false);
-		work_done(g, old);
-		return;
+		if (*slot == NULL && a->initval_isnull)
+		{
+			if (col->n_args > 0)
+			{
+				old = MemoryContextSwitchTo(g->work_cxt);
+				blob_store(g, mem, a, slot, call->args[1].value, false);
+				work_done(g, old);
+			}
+			return;
+		}
+		if (*slot != NULL && ((WaGenericBlob *) *slot)->isnull)
+			return;
 	}
+	old = MemoryContextSwitchTo(g->work_cxt);
+	state = blob_load(g, a, *slot, &state_isnull);
 	call->args[0].value = state;
 	call->args[0].isnull = state_isnull;
 	call->isnull = false;
@@ -348,27 +366,24 @@ generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 	bool		s_isnull;
 	Datum		result;
 
-	/* a strict combine function: NULL adds nothing, the first adopted */
+	/*
+	 * A strict combine function: NULL adds nothing, the first value is
+	 * adopted, and a state it made NULL stays NULL (as in nodeAgg).
+	 */
 	if (a->combinefn.fn_strict && s->isnull)
 		return;
 	if (*dst == NULL && a->initval_isnull)
 	{
 		/* combining into "no rows yet" gives the other side */
-		WaGenericBlob *copy = blob_alloc(g, mem, s->size - BLOB_DATA_OFFSET);
-
-		memcpy(copy, s, s->size);
-		*dst = copy;
+		generic_copy(g, mem, agg, dst, src);
 		return;
 	}
+	if (a->combinefn.fn_strict && *dst != NULL &&
+		((WaGenericBlob *) *dst)->isnull)
+		return;
 	old = MemoryContextSwitchTo(g->work_cxt);
 	d_value = blob_load(g, a, *dst, &d_isnull);
 	s_value = blob_load(g, a, s, &s_isnull);
-	if (a->combinefn.fn_strict && d_isnull)
-	{
-		blob_store(g, mem, a, dst, state_for_blob(a, s_value, false), false);
-		work_done(g, old);
-		return;
-	}
 	call->args[0].value = d_value;
 	call->args[0].isnull = d_isnull;
 	call->args[1].value = s_value;
@@ -418,8 +433,12 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 	{
 		FunctionCallInfo call = a->final_call;
 
-		if (a->finalfn.fn_strict && isnull)
-			value = (Datum) 0;	/* stays NULL */
+		/* FINALFUNC_EXTRA's NULLs make a strict final function's NULL */
+		if (a->finalfn.fn_strict && (isnull || a->n_final_args > 1))
+		{
+			value = (Datum) 0;
+			isnull = true;
+		}
 		else
 		{
 			call->args[0].value = value;
@@ -465,9 +484,7 @@ check_execute(Oid aggfnoid, Oid *support, int n_support)
 	Oid			owner;
 	AclResult	acl;
 
-	acl = wa_proc_aclcheck(aggfnoid, GetUserId(), ACL_EXECUTE);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_AGGREGATE, get_func_name(aggfnoid));
+	wa_check_aggregate_execute(aggfnoid);
 	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(aggfnoid));
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
@@ -480,6 +497,7 @@ check_execute(Oid aggfnoid, Oid *support, int n_support)
 		acl = wa_proc_aclcheck(support[i], owner, ACL_EXECUTE);
 		if (acl != ACLCHECK_OK)
 			aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(support[i]));
+		InvokeFunctionExecuteHook(support[i]);
 	}
 }
 
@@ -587,6 +605,7 @@ wa_generic_create(const WaAggQuery *q)
 {
 	WaGeneric  *g = palloc0(sizeof(WaGeneric));
 	ExprContext *econtext = makeNode(ExprContext);
+	ExprContext *tmpcontext = makeNode(ExprContext);
 
 	g->n_aggs = q->n_aggs;
 	g->aggs = palloc0(sizeof(GenericAgg *) * (q->n_aggs + 1));
@@ -602,14 +621,21 @@ wa_generic_create(const WaAggQuery *q)
 	/*
 	 * What AggCheckCallContext and AggGetTempMemoryContext read: the
 	 * aggregate context is the work context, since every state leaves it
-	 * for a blob before the callback returns.  No current aggregate or
-	 * transition (AggGetAggref gives NULL, AggStateIsShared true).
+	 * for a blob before the callback returns; the temporary context is
+	 * another, which a final function may reset as it likes.  No current
+	 * aggregate or transition (AggGetAggref gives NULL, AggStateIsShared
+	 * true).
 	 */
 	econtext->ecxt_per_tuple_memory = g->work_cxt;
 	econtext->ecxt_per_query_memory = g->work_cxt;
+	tmpcontext->ecxt_per_tuple_memory =
+		AllocSetContextCreate(CurrentMemoryContext,
+							  "windowagg aggregate temporary",
+							  ALLOCSET_SMALL_SIZES);
+	tmpcontext->ecxt_per_query_memory = g->work_cxt;
 	g->aggstate = makeNode(AggState);
 	g->aggstate->curaggcontext = econtext;
-	g->aggstate->tmpcontext = econtext;
+	g->aggstate->tmpcontext = tmpcontext;
 
 	for (int i = 0; i < q->n_aggs; i++)
 	{

@@ -27,10 +27,12 @@
 #include "access/nbtree.h"
 #include "access/relation.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "common/cryptohash.h"
@@ -43,6 +45,7 @@
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -187,6 +190,28 @@ is_idempotent_aggregate(Oid aggfnoid, const char *name)
 }
 
 /*
+ * Built-in combine functions that append one state to the other: an
+ * aggregate of anyone's that combines with them keeps its rows in order.
+ */
+static bool
+combine_concatenates(Oid combinefn)
+{
+	static const char *const names[] = {
+		"array_cat", "textcat", "byteacat", "array_agg_combine",
+		"array_agg_array_combine", "string_agg_combine",
+	};
+	const char *name;
+
+	if (get_func_namespace(combinefn) != PG_CATALOG_NAMESPACE)
+		return false;
+	name = get_func_name(combinefn);
+	for (size_t i = 0; i < lengthof(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
  * Any other aggregate runs through its own support functions
  * (agg_generic.c): it needs a combine function, and, with an internal
  * state, serialization functions to keep the state where any process can
@@ -198,6 +223,7 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 	HeapTuple	tuple;
 	Form_pg_aggregate form;
 	bool		combines;
+	Oid			combinefn;
 	bool		serializes;
 	Oid			transtype;
 
@@ -206,10 +232,17 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
 	form = (Form_pg_aggregate) GETSTRUCT(tuple);
 	combines = OidIsValid(form->aggcombinefn);
+	combinefn = form->aggcombinefn;
 	serializes = OidIsValid(form->aggserialfn) && OidIsValid(form->aggdeserialfn);
 	transtype = form->aggtranstype;
 	ReleaseSysCache(tuple);
 
+	if (combines && combine_concatenates(combinefn))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("aggregate %s is not supported", name),
+				 errdetail("Its combine function %s concatenates, so its result depends on the order of its input rows, which a window merged from slices does not keep.",
+						   get_func_name(combinefn))));
 	if (!combines)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -232,12 +265,24 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 		InvalidOid;
 }
 
+void
+wa_check_aggregate_execute(Oid aggfnoid)
+{
+	AclResult	acl = wa_proc_aclcheck(aggfnoid, GetUserId(), ACL_EXECUTE);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_AGGREGATE, get_func_name(aggfnoid));
+	InvokeFunctionExecuteHook(aggfnoid);
+}
+
 static void
 map_aggregate(Aggref *aggref, WaAggColumn *col)
 {
 	char	   *name = get_func_name(aggref->aggfnoid);
 
 	col->sql_name = name;
+	/* the kernels too: as the executor would check the aggregate */
+	wa_check_aggregate_execute(aggref->aggfnoid);
 	col->result_type = aggref->aggtype;
 	col->filter_input = -1;
 	if (aggref->aggkind != AGGKIND_NORMAL)
@@ -288,6 +333,26 @@ aggregate_input(List **inputs, Expr *expr)
 	return list_length(*inputs) - 1;
 }
 
+/* CASE WHEN filter THEN arg END: arg, computed only where filter is true. */
+static Expr *
+only_if_filtered(Expr *arg, Expr *filter)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *w = makeNode(CaseWhen);
+
+	w->expr = (Expr *) copyObject(filter);
+	w->result = (Expr *) copyObject(arg);
+	w->location = -1;
+	c->casetype = exprType((Node *) arg);
+	c->casecollid = exprCollation((Node *) arg);
+	c->args = list_make1(w);
+	c->defresult = (Expr *) makeNullConst(exprType((Node *) arg),
+										  exprTypmod((Node *) arg),
+										  exprCollation((Node *) arg));
+	c->location = -1;
+	return (Expr *) c;
+}
+
 /* Where an aggregate's arguments and FILTER come from in the row query. */
 static void
 map_aggregate_inputs(Aggref *aggref, WaAggColumn *col, List **inputs)
@@ -310,8 +375,14 @@ map_aggregate_inputs(Aggref *aggref, WaAggColumn *col, List **inputs)
 		Expr	   *arg = ((TargetEntry *) lfirst(lc))->expr;
 		int			i = foreach_current_index(lc);
 
-		col->arg_inputs[i] = aggregate_input(inputs, arg);
 		col->arg_types[i] = exprType((Node *) arg);
+		/*
+		 * As in the executor, arguments are computed only for rows that
+		 * pass the filter: sum(1 / x) FILTER (WHERE x <> 0) must work.
+		 */
+		if (aggref->aggfilter != NULL)
+			arg = only_if_filtered(arg, aggref->aggfilter);
+		col->arg_inputs[i] = aggregate_input(inputs, arg);
 	}
 	if (aggref->aggfilter != NULL)
 		col->filter_input = aggregate_input(inputs, aggref->aggfilter);

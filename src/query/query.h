@@ -289,6 +289,8 @@ extern void wa_own_relations(const WaAggQuery *q, Oid result_table,
 							 Oid dead_letter_table);
 extern void wa_own_statement(const char *sql);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
+/* Error unless the current user may run the aggregate (as a query would). */
+extern void wa_check_aggregate_execute(Oid aggfnoid);
 /* Is the built-in aggregate of that name idempotent (see wa_agg_spec)? */
 extern bool wa_aggregate_name_is_idempotent(const char *name);
 
