@@ -8,20 +8,30 @@
 SET client_min_messages = warning;
 SET timezone = 'UTC';
 CREATE EXTENSION windowagg;
+-- the sketch cases need the hll and tdigest extensions
+SELECT count(*) = 2 AS have_sketches
+FROM pg_available_extensions WHERE name IN ('hll', 'tdigest') \gset
+\if :have_sketches
+CREATE EXTENSION hll;
+CREATE EXTENSION tdigest;
+\endif
 
 SELECT setseed(0.7);
 CREATE TABLE events (
     id bigint GENERATED ALWAYS AS IDENTITY,
     k int NOT NULL,
     ts timestamptz NOT NULL,
-    v float8 NOT NULL
+    v float8 NOT NULL,
+    amount numeric NOT NULL,        -- money: sum(numeric) is exact
+    u int NOT NULL                  -- a user, for distinct counts
 );
 -- arrival order: event time plus up to 5 s of delay
-INSERT INTO events (k, ts, v)
-SELECT (random() * 999)::int,
-       timestamptz '2024-01-01+00' + (i * (604800.0 / :events) + random() * 5 - 5) * interval '1 s',
-       random() * 100
-FROM generate_series(1, :events) i;
+INSERT INTO events (k, ts, v, amount, u)
+SELECT k, ts, v, round(v::numeric, 2), (random() * 99999)::int
+FROM (SELECT (random() * 999)::int AS k,
+             timestamptz '2024-01-01+00' + (i * (604800.0 / :events) + random() * 5 - 5) * interval '1 s' AS ts,
+             random() * 100 AS v
+      FROM generate_series(1, :events) i) e;
 CREATE TABLE hop_events AS SELECT * FROM events WHERE id <= :hop_events;
 VACUUM ANALYZE events;
 VACUUM ANALYZE hop_events;
@@ -65,5 +75,59 @@ BEGIN
 END
 $f$;
 
+-- Aggregates that run through their own functions (generic), against the
+-- same aggregates in plain SQL; and the generic path against the kernel
+-- on one aggregate both compute (sum(float8); FILTER (WHERE true) sends it
+-- through the generic path): ratio = generic time / kernel time.
+CREATE FUNCTION tumbling_case(name text, aggs text, coldefs text) RETURNS text
+LANGUAGE plpgsql AS $f$
+BEGIN
+    RETURN report(name, (SELECT count(*) FROM events),
+        timed_rows(format($q$SELECT * FROM windowagg.aggregate(
+                  'SELECT k, %s FROM events GROUP BY k',
+                  'ts', ARRAY[windowagg.tumbling('1 hour')], bound => '5 s')
+                AS (k int, ws timestamptz, we timestamptz, %s, pane text, rev bigint)$q$,
+                aggs, coldefs)),
+        timed_rows(format($q$SELECT k, date_bin('1 hour', ts, timestamptz '1970-01-01+00'), %s
+                 FROM events GROUP BY 1, 2$q$, aggs)));
+END
+$f$;
+
+CREATE FUNCTION run_generic_cases(mem text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+BEGIN
+    PERFORM set_config('work_mem', mem, false);
+    RETURN NEXT tumbling_case('tumbling_1h_sum_numeric', 'sum(amount) AS s', 's numeric');
+    IF (SELECT count(*) = 2 FROM pg_extension WHERE extname IN ('hll', 'tdigest')) THEN
+        RETURN NEXT tumbling_case('tumbling_1h_hll',
+            'hll_cardinality(hll_add_agg(hll_hash_integer(u))) AS d', 'd float8');
+        RETURN NEXT tumbling_case('tumbling_1h_tdigest_p99',
+            'tdigest_percentile(v, 100, 0.99) AS p99', 'p99 float8');
+    END IF;
+    RETURN NEXT report('hopping_60m_1m_sum_numeric', (SELECT count(*) FROM hop_events),
+        timed_rows($q$SELECT * FROM windowagg.aggregate(
+                  'SELECT k, sum(amount) AS s FROM hop_events GROUP BY k',
+                  'ts', ARRAY[windowagg.hopping('60 min', '1 min')], bound => '5 s')
+                AS (k int, ws timestamptz, we timestamptz, s numeric, pane text, rev bigint)$q$),
+        timed_rows($q$SELECT k, ws, sum(amount)
+                 FROM hop_events,
+                      generate_series(date_bin('1 min', ts, timestamptz '1970-01-01+00') - interval '59 min',
+                                      date_bin('1 min', ts, timestamptz '1970-01-01+00'),
+                                      interval '1 min') ws
+                 GROUP BY 1, 2$q$, 2));
+    RETURN NEXT replace(replace(report('generic_vs_kernel_sum_float8', (SELECT count(*) FROM events),
+        timed_rows($q$SELECT * FROM windowagg.aggregate(
+                  'SELECT k, sum(v) AS s FROM events GROUP BY k',
+                  'ts', ARRAY[windowagg.tumbling('1 hour')], bound => '5 s')
+                AS (k int, ws timestamptz, we timestamptz, s float8, pane text, rev bigint)$q$),
+        timed_rows($q$SELECT * FROM windowagg.aggregate(
+                  'SELECT k, sum(v) FILTER (WHERE true) AS s FROM events GROUP BY k',
+                  'ts', ARRAY[windowagg.tumbling('1 hour')], bound => '5 s')
+                AS (k int, ws timestamptz, we timestamptz, s float8, pane text, rev bigint)$q$)),
+        'windowagg_s=', 'kernel_s='), 'plain_s=', 'generic_s=');
+END
+$f$;
+
 SELECT run_cases('4MB');
 SELECT run_cases('256MB');
+SELECT run_generic_cases('4MB');
+SELECT run_generic_cases('256MB');
