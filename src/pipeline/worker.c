@@ -682,6 +682,52 @@ check_same_source(Worker *w, const WaAggQuery *q)
 	}
 }
 
+/* Error unless column name of the result table, if it has one, has type typid. */
+static void
+check_result_column(Worker *w, Oid result_table, const char *name, Oid typid)
+{
+	AttrNumber	attnum = get_attnum(result_table, name);
+	Oid			stored;
+	int32		typmod;
+	Oid			collation;
+
+	if (attnum == InvalidAttrNumber)
+		return;					/* the upsert says what is missing */
+	get_atttypetypmodcoll(result_table, attnum, &stored, &typmod, &collation);
+	if (stored == typid)
+		return;
+	w->stop_for_user = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("the source table of pipeline \"%s\" changed", w->def->name),
+			 errdetail("Its query now gives column \"%s\" type %s, and the result table holds %s.",
+					   name, format_type_be(typid), format_type_be(stored)),
+			 errhint("Restore the table's definition and call windowagg.resume('%s'), or drop and re-create the pipeline.",
+					 w->def->name)));
+}
+
+/*
+ * The query's columns must have the types of the result table, which the
+ * query had when the pipeline was created: a worker that starts while a
+ * source column has another type (after a restart, the pipeline having
+ * stopped on that change) must stop again, not read the new type.
+ */
+static void
+check_result_types(Worker *w, const WaAggQuery *q)
+{
+	Oid			window_type = q->domain == WA_TIME_INTEGER ? INT8OID :
+		q->event_time_type;
+
+	for (int i = 0; i < q->n_keys; i++)
+		check_result_column(w, w->def->result_table, q->keys[i].name,
+							q->keys[i].typid);
+	check_result_column(w, w->def->result_table, "window_start", window_type);
+	check_result_column(w, w->def->result_table, "window_end", window_type);
+	for (int i = 0; i < q->n_aggs; i++)
+		check_result_column(w, w->def->result_table, q->aggs[i].name,
+							q->aggs[i].result_type);
+}
+
 /*
  * After an ALTER TABLE on the source (or a GRANT, or a change of its
  * row-level security), the query must still mean what it meant: a dropped
@@ -970,6 +1016,7 @@ setup(Worker *w)
 							 GUC_ACTION_SET, true, 0, false);
 	w->query = wa_pipeline_query_parse_now(w->def);
 	check_same_source(w, w->query);
+	check_result_types(w, w->query);
 	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
 	wa_own_relations(w->query, w->def->result_table, w->def->dead_letter_table);
 	wa_window_set_check_limits(&w->def->windows);

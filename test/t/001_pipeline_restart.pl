@@ -116,6 +116,38 @@ ok($node->poll_query_until('postgres',
 	'the enabled (and flushed) pipeline is back');
 is($node->safe_psql('second', "SELECT status, worker_pid IS NULL FROM windowagg.stat_pipelines"),
 	'paused|t', 'the paused pipeline has no worker');
+
+# A pipeline that stopped because a source column changed type stays
+# stopped across a restart: its new worker must not take the new type for
+# the query's own (the result table still has the old one's results).
+$node->safe_psql('postgres', q{
+	CREATE TABLE src_ty (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                     k int NOT NULL, t bigint, v int);
+	SELECT windowagg.create_pipeline('ty', 'SELECT k, sum(v) AS s, min(v) AS mn FROM src_ty GROUP BY k',
+	                                 't', ARRAY[windowagg.tumbling(10)]);
+	INSERT INTO src_ty (k, t, v) VALUES (1, 1, 1);
+	SELECT windowagg.wait('ty');
+	ALTER TABLE src_ty ALTER COLUMN v TYPE bigint;
+	INSERT INTO src_ty (k, t, v) VALUES (1, 2, 2);
+});
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'stopped' AND last_error LIKE '%source table of pipeline \"ty\" changed%' FROM windowagg.stat_pipelines WHERE name = 'ty'"),
+	'a pipeline whose source column changed type stops');
+$node->restart;
+ok($node->poll_query_until('postgres',
+		"SELECT status = 'stopped' AND last_error LIKE '%source table of pipeline \"ty\" changed%' FROM windowagg.stat_pipelines WHERE name = 'ty'"),
+	'and is stopped again after a restart, its worker refusing the new type');
+$node->safe_psql('postgres', q{
+	ALTER TABLE src_ty ALTER COLUMN v TYPE int;
+	SELECT windowagg.resume('ty');
+	INSERT INTO src_ty (k, t, v) VALUES (1, 30, 3);
+	SELECT windowagg.wait('ty');
+});
+is($node->safe_psql('postgres', "SELECT status FROM windowagg.stat_pipelines WHERE name = 'ty'"),
+	'running', 'restored and resumed, it runs');
+is($node->safe_psql('postgres', "SELECT s, mn FROM ty WHERE window_start = 0"),
+	'3|1', 'and its results count every row');
+$node->safe_psql('postgres', "SELECT windowagg.drop_pipeline('ty')");
 $node->stop;
 
 # without the preload, the pipeline functions explain what to do
