@@ -21,11 +21,11 @@ CREATE AGGREGATE g_sumsq(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{
                                 COMBINEFUNC = g_sq_combine, FINALFUNC = g_sq_final);
 -- strict functions: a state made NULL stays NULL (not the next input);
 -- and a final function with FINALFUNC_EXTRA (never strict)
-CREATE FUNCTION g_nz_step(int8, int8) RETURNS int8
-    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $2 = 0 THEN NULL ELSE $1 + $2 END $$;
-CREATE FUNCTION g_nz_combine(int8, int8) RETURNS int8
-    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT $1 + $2 $$;
-CREATE AGGREGATE g_nzsum(int8) (SFUNC = g_nz_step, STYPE = int8, COMBINEFUNC = g_nz_combine);
+-- (g_capsum: a sum of positive inputs that turns NULL past 1000, whatever
+-- the order of its rows)
+CREATE FUNCTION g_cap_step(int8, int8) RETURNS int8
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $1 + $2 > 1000 THEN NULL ELSE $1 + $2 END $$;
+CREATE AGGREGATE g_capsum(int8) (SFUNC = g_cap_step, STYPE = int8, COMBINEFUNC = g_cap_step);
 CREATE FUNCTION g_sq_extra(int8[], int8) RETURNS int8
     LANGUAGE sql IMMUTABLE AS $$ SELECT $1[2] + coalesce($2, 7) $$;
 CREATE AGGREGATE g_extra(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}',
@@ -60,9 +60,17 @@ INSERT INTO g_aggs VALUES
   ('g_sumsq(v)', 'text'),
   ('g_largest(v::numeric)', 'numeric'),
   ('g_extra(v)', 'bigint'),
-  ('g_nzsum(v % 10)', 'bigint'),
+  ('g_capsum(abs(v))', 'bigint'),
   -- arguments are computed only for the rows FILTER takes
   ('sum(1000 / v) FILTER (WHERE v <> 0)', 'bigint'),
+  -- DISTINCT: sets of values merged, the aggregate folded over them
+  ('count(DISTINCT v % 50)', 'bigint'),
+  ('sum(DISTINCT v)', 'bigint'),
+  ('sum(DISTINCT v::numeric / 7)', 'numeric'),
+  ('count(DISTINCT kt)', 'bigint'),
+  ('avg(DISTINCT f)', 'double precision'),
+  ('count(DISTINCT v % 50) FILTER (WHERE f > 0)', 'bigint'),
+  ('g_sumsq(DISTINCT v % 20)', 'text'),
   -- expressions over aggregates, kernels' and others'
   ('sum(v::numeric / 7) / count(*)', 'numeric'),
   ('coalesce(max(f), 0) - min(f)', 'double precision'),
@@ -141,14 +149,14 @@ SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
 -- hopping (two-stack) and a second window (coverage plan), every aggregate
 -- that merges in any order
 SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
-                            (SELECT array_agg(agg) FROM g_aggs WHERE agg NOT LIKE 'g_nzsum%'));
+                            (SELECT array_agg(agg) FROM g_aggs WHERE agg NOT LIKE 'g_capsum%'));
 -- a state made NULL stays NULL: tumbling windows, one slice each (merging
 -- slices of such an aggregate depends on their order, in PostgreSQL's
 -- parallel aggregation too)
-SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60, '{"g_nzsum(v % 10)"}');
+SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60, '{"g_capsum(abs(v))"}');
 -- idempotent aggregates alone: windows computed from overlapping parents
 SELECT * FROM check_generic('{40,80,120}', '{20,40,40}', '{0,0,0}', 20, 60,
-                            '{"bool_and(v > -900)","bit_or(v + 1000)","min(kt || v)","max(make_interval(secs => v))"}');
+                            '{"bool_and(v > -900)","bit_or(v + 1000)","min(kt || v)","max(make_interval(secs => v))","count(DISTINCT v % 50)","sum(DISTINCT v::numeric / 7)"}');
 -- no lateness: every late row is dropped
 SELECT * FROM check_generic('{30}', '{10}', '{5}', 10, 0,
                             '{"sum(v::numeric / 7)","g_sumsq(v)","count(*) FILTER (WHERE f > 0)"}');
@@ -178,8 +186,8 @@ SELECT * FROM windowagg.aggregate(
   'SELECT k, string_agg(kt, '','') AS a FROM ev_g GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
 SELECT * FROM windowagg.aggregate(
-  'SELECT k, sum(DISTINCT v) AS a FROM ev_g GROUP BY k',
-  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a bigint, pane text, rev bigint);
+  'SELECT k, corr(DISTINCT f, v) AS a FROM ev_g GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a float8, pane text, rev bigint);
 SELECT * FROM windowagg.aggregate(
   'SELECT k, g_sumsq(v ORDER BY t) AS a FROM ev_g GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a text, pane text, rev bigint);
@@ -239,9 +247,9 @@ DROP TABLE g_src, g_coll, g_aggs, ev_g;
 DROP FUNCTION check_generic(bigint[], bigint[], bigint[], bigint, bigint, text[]);
 DROP AGGREGATE g_nocombine(int8);
 DROP AGGREGATE g_collect(anycompatible);
-DROP AGGREGATE g_nzsum(int8);
+DROP AGGREGATE g_capsum(int8);
 DROP AGGREGATE g_extra(int8);
-DROP FUNCTION g_nz_step(int8, int8), g_nz_combine(int8, int8), g_sq_extra(int8[], int8);
+DROP FUNCTION g_cap_step(int8, int8), g_sq_extra(int8[], int8);
 DROP AGGREGATE g_sumsq(int8);
 DROP AGGREGATE g_largest(anyelement);
 DROP FUNCTION g_sq_step(int8[], int8), g_sq_combine(int8[], int8[]), g_sq_final(int8[]),

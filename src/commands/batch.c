@@ -47,6 +47,7 @@ typedef struct BatchRun
 	wa_engine  *engine;
 	WaKeyCodec	codec;
 	WaOutputEval *outputs;		/* the output columns of a pane */
+	WaGeneric  *generic;		/* the aggregates without kernels */
 	int			n_inputs;
 	wa_value   *inputs;
 	int64		arrival;		/* ordinal of the current row */
@@ -436,7 +437,8 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->lateness = lateness;
 	wa_agg_query_engine_config(run->query, &run->windows, bound, lateness,
 							   &config);
-	config.generic = wa_generic_callbacks(wa_generic_create(run->query));
+	run->generic = wa_generic_create(run->query);
+	config.generic = wa_generic_callbacks(run->generic);
 	run->outputs = wa_output_eval_create(run->query);
 	config.emit = emit_pane;
 	config.emit_arg = run;
@@ -467,6 +469,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	/* end of input: every window fires */
 	wa_engine_flush(run->engine);
 	wa_engine_destroy(run->engine);
+	wa_generic_done(run->generic);
 	MemoryContextDelete(engine_context);
 	MemoryContextDelete(run->row_context);
 }

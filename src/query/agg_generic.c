@@ -9,45 +9,41 @@
  * user's aggregate or an extension's sketch work like the built-in
  * kernels, through the aggregate's own support functions.  They run as the
  * executor's aggregation runs them: in an aggregate context
- * (AggCheckCallContext succeeds, and gives the work context below),
- * strict transition and combine functions skipping NULLs and adopting the
- * first value, polymorphic arguments resolved from the query.
+ * (AggCheckCallContext succeeds), strict transition and combine functions
+ * skipping NULLs, adopting the first value and keeping a NULL they made,
+ * polymorphic arguments resolved from the query.
  *
- * The state in the engine.  Each (key, slice) holds a WaGenericBlob, in
- * the engine's memory (a memory context, or a pipeline's shared memory):
- * the state in a form any process can read and copy as bytes.
+ * A state is kept, in the engine's memory (a memory context, or a
+ * pipeline's shared memory), in a form any process can read:
  *
  *	- a by-value transition type: the Datum itself;
  *	- another type but internal: the value's flat image (a varlena with a
- *	  4-byte header, or the type's fixed bytes), handed to the support
- *	  functions in place: a transition function that updates its state in
- *	  place (int4_avg_accum's array) updates the blob;
+ *	  4-byte header, or the type's fixed bytes);
  *	- internal: the bytes of the aggregate's serial function, read back
  *	  through its deserial function.
  *
- * So an event of an internal-state aggregate costs a deserialization, the
- * transition and a serialization (for sum(numeric) about a microsecond);
- * every other costs the transition and, when the state changes size, a
- * copy.  Copies (two-stack, kept windows, late panes) copy bytes.  Every
- * support function's memory comes from the work context, reset after each
- * callback, and a final function only ever sees a copy of a state (the
- * engine finalizes the same window again for late panes).
+ * (an aggregate over DISTINCT values keeps the set of them instead:
+ * agg_distinct.c), and, while rows arrive, as a live value in this
+ * process's cache
+ * (agg_generic_state.c): a row costs its transition function, and a
+ * state's serialization happens when the cache is written back, not per
+ * row.  A final function only ever sees a value it may keep or change
+ * when it says it changes it (FINALFUNC_MODIFY): the engine finalizes the
+ * same window again for late panes.
  *
  * src/query/agg_generic.c
  *
  *-------------------------------------------------------------------------
  */
-#include "query/query.h"
+#include "query/agg_generic_int.h"
 
 #include "access/htup_details.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "engine/wa_mem.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/execnodes.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_agg.h"
 #include "utils/acl.h"
@@ -56,241 +52,19 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-/* A state in the engine's memory. */
-typedef struct WaGenericBlob
-{
-	uint32		size;			/* of the allocation, header included */
-	bool		isnull;			/* the state is SQL NULL */
-	/* the state's bytes follow, at BLOB_DATA_OFFSET */
-} WaGenericBlob;
+/* WaGenerics made by this process, for their cache ids */
+static uint32 generic_count = 0;
 
-#define BLOB_DATA_OFFSET MAXALIGN(sizeof(WaGenericBlob))
-#define BLOB_DATA(b) ((char *) (b) + BLOB_DATA_OFFSET)
-
-/* How a transition type's values are kept (see the file header). */
-typedef enum StateForm
-{
-	STATE_BYVAL,
-	STATE_FLAT,
-	STATE_SERIALIZED
-} StateForm;
-
-/* One generic aggregate, ready to call. */
-typedef struct GenericAgg
-{
-	const WaAggColumn *col;
-	StateForm	form;
-	Oid			transtype;
-	int16		translen;
-	bool		transbyval;
-	Datum		initval;
-	bool		initval_isnull;
-	int16		resultlen;
-	bool		resultbyval;
-	char		finalmodify;	/* AGGMODIFY_* */
-	int			n_final_args;	/* 1, or 1 + the inputs (FINALFUNC_EXTRA) */
-
-	FmgrInfo	transfn;
-	FmgrInfo	combinefn;
-	FmgrInfo	finalfn;		/* fn_oid InvalidOid: none */
-	FmgrInfo	serialfn;
-	FmgrInfo	deserialfn;
-	FunctionCallInfo trans_call;	/* state + inputs */
-	FunctionCallInfo combine_call;
-	FunctionCallInfo final_call;
-	FunctionCallInfo serial_call;
-	FunctionCallInfo deserial_call;
-} GenericAgg;
-
-struct WaGeneric
-{
-	wa_agg_generic callbacks;	/* what the engine calls; arg is this */
-	int			n_aggs;
-	GenericAgg **aggs;			/* by the query's aggregate index; NULL for
-								 * kernels */
-	int			first_generic;
-	AggState   *aggstate;		/* for AggCheckCallContext and friends */
-	MemoryContext work_cxt;		/* the support functions' memory */
-	MemoryContext result_cxt;	/* the results of one pane's finalization */
-	MemoryContext reader_cxt;	/* blobs of a reader's scratch (NULL mem) */
-};
-
-/* ---------- blobs ---------- */
-
-static WaGenericBlob *
-blob_alloc(WaGeneric *g, wa_mem *mem, Size data_size)
-{
-	Size		size = BLOB_DATA_OFFSET + MAXALIGN(data_size);
-	WaGenericBlob *b;
-
-	if (size > PG_UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("aggregate state of %zu bytes is too large for a window", size)));
-	b = mem != NULL ? wa_mem_alloc(mem, size) :
-		MemoryContextAlloc(g->reader_cxt, size);
-	b->size = (uint32) size;
-	b->isnull = false;
-	return b;
-}
-
-static void
-blob_free(wa_mem *mem, WaGenericBlob *b)
-{
-	if (mem != NULL)
-		wa_mem_free(mem, b, b->size);
-	else
-		pfree(b);
-}
-
-/*
- * A state value in its kept form: a varlena flattened (detoasted, and an
- * expanded object's flat image) with a 4-byte header; otherwise as it is.
- */
-static Datum
-state_kept_form(const GenericAgg *a, Datum value)
-{
-	if (a->form == STATE_FLAT && a->translen == -1)
-		return PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(value)));
-	return value;
-}
-
-/* Bytes of a state value in its kept form. */
-static Size
-state_data_size(const GenericAgg *a, Datum value)
-{
-	switch (a->form)
-	{
-		case STATE_BYVAL:
-			return sizeof(Datum);
-		case STATE_FLAT:
-			return datumGetSize(value, false, a->translen);
-		case STATE_SERIALIZED:
-			return VARSIZE(DatumGetPointer(value));
-	}
-	return 0;
-}
-
-/*
- * Store a state value into *slot, reusing the blob when the size is the
- * same.  A value that already is the blob's data (updated in place) stays.
- * A serialized state is a bytea with a 4-byte header.
- */
-static void
-blob_store(WaGeneric *g, wa_mem *mem, const GenericAgg *a, void **slot,
-		   Datum value, bool isnull)
-{
-	WaGenericBlob *b = *slot;
-	Size		data_size = 0;
-
-	if (!isnull)
-	{
-		if (b != NULL && a->form == STATE_FLAT && !b->isnull &&
-			DatumGetPointer(value) == BLOB_DATA(b))
-			return;
-		value = state_kept_form(a, value);
-		data_size = state_data_size(a, value);
-	}
-	if (b == NULL || b->size != BLOB_DATA_OFFSET + MAXALIGN(data_size))
-	{
-		WaGenericBlob *nb = blob_alloc(g, mem, data_size);
-
-		if (b != NULL)
-			blob_free(mem, b);
-		b = nb;
-		*slot = b;
-	}
-	b->isnull = isnull;
-	if (isnull)
-		return;
-	if (a->form == STATE_BYVAL)
-		memcpy(BLOB_DATA(b), &value, sizeof(Datum));
-	else
-		memcpy(BLOB_DATA(b), DatumGetPointer(value), data_size);
-}
-
-/*
- * The state of a blob as a value the support functions take: for a
- * serialized state, deserialized into the work context.  A NULL blob is
- * the initial state.  *in_blob tells whether the value is the blob's own
- * bytes (which a function may then change in place).
- */
-static Datum
-blob_load(WaGeneric *g, GenericAgg *a, const WaGenericBlob *b, bool *isnull)
-{
-	FunctionCallInfo call;
-	Datum		value;
-
-	if (b == NULL)
-	{
-		*isnull = a->initval_isnull;
-		/* a by-reference initial value: a fresh copy, which may change */
-		if (a->initval_isnull || a->transbyval)
-			return a->initval;
-		return datumCopy(a->initval, false, a->translen);
-	}
-	*isnull = b->isnull;
-	if (b->isnull)
-		return (Datum) 0;
-	switch (a->form)
-	{
-		case STATE_BYVAL:
-			memcpy(&value, BLOB_DATA(b), sizeof(Datum));
-			return value;
-		case STATE_FLAT:
-			return PointerGetDatum(BLOB_DATA(b));
-		case STATE_SERIALIZED:
-			call = a->deserial_call;
-			call->args[0].value = PointerGetDatum(BLOB_DATA(b));
-			call->args[0].isnull = false;
-			call->args[1].value = (Datum) 0;
-			call->args[1].isnull = false;
-			call->isnull = false;
-			value = FunctionCallInvoke(call);
-			*isnull = call->isnull;
-			return value;
-	}
-	return (Datum) 0;
-}
-
-/* A state value in the form a blob keeps: serialized when internal. */
-static Datum
-state_for_blob(GenericAgg *a, Datum value, bool isnull)
-{
-	FunctionCallInfo call;
-	Datum		bytes;
-
-	if (isnull || a->form != STATE_SERIALIZED)
-		return value;
-	call = a->serial_call;
-	call->args[0].value = value;
-	call->args[0].isnull = false;
-	call->isnull = false;
-	bytes = FunctionCallInvoke(call);
-	if (call->isnull)
-		elog(ERROR, "serialization function of aggregate %s returned null",
-			 a->col->sql_name);
-	/* a 4-byte header, as blob_store expects */
-	return PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(bytes)));
-}
-
-/*
- * After a callback: run what the support functions registered to run
- * before their aggregate context goes (AggRegisterCallback), then free
- * the work and temporary contexts, whatever they left there.
- */
+/* After a callback: free the scratch the support functions left. */
 static inline void
 work_done(WaGeneric *g, MemoryContext old)
 {
 	MemoryContextSwitchTo(old);
-	ReScanExprContext(g->aggstate->curaggcontext);
+	MemoryContextReset(g->work_cxt);
 	ReScanExprContext(g->aggstate->tmpcontext);
 }
 
 /* ---------- the callbacks ---------- */
-
-static void generic_copy(void *arg, wa_mem *mem, int agg, void **dst,
-						 const void *src);
 
 static void
 generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
@@ -301,8 +75,7 @@ generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 	const WaAggColumn *col = a->col;
 	FunctionCallInfo call = a->trans_call;
 	MemoryContext old;
-	Datum		state;
-	bool		state_isnull;
+	CachedState *c;
 	Datum		result;
 
 	/* FILTER (WHERE ...): only rows for which it is true */
@@ -321,6 +94,20 @@ generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 		call->args[i + 1].isnull = v->isnull;
 	}
 
+	wa_state_maybe_flush(g);
+	if (*slot == NULL)
+		*slot = wa_handle_create(g, mem);
+	c = wa_state_cache(g, a, mem, *slot);
+	if (a->form == STATE_DISTINCT)
+	{
+		/* one argument: the set keeps it; the pane folds the set */
+		old = MemoryContextSwitchTo(g->work_cxt);
+		wa_distinct_add(a, (WaDistinctSet *) DatumGetPointer(c->value),
+						call->args[1].value, call->args[1].isnull);
+		wa_state_set(g, c, c->value, false);
+		work_done(g, old);
+		return;
+	}
 	if (a->transfn.fn_strict)
 	{
 		/*
@@ -328,27 +115,21 @@ generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 		 * state, as in nodeAgg (the types then match, which CREATE
 		 * AGGREGATE checks).  A state the function made NULL stays NULL.
 		 */
-		if (*slot == NULL && a->initval_isnull)
+		if (c->no_value)
 		{
 			if (col->n_args > 0)
-			{
-				old = MemoryContextSwitchTo(g->work_cxt);
-				blob_store(g, mem, a, slot, call->args[1].value, false);
-				work_done(g, old);
-			}
+				wa_state_set(g, c, call->args[1].value, false);
 			return;
 		}
-		if (*slot != NULL && ((WaGenericBlob *) *slot)->isnull)
+		if (c->isnull)
 			return;
 	}
 	old = MemoryContextSwitchTo(g->work_cxt);
-	state = blob_load(g, a, *slot, &state_isnull);
-	call->args[0].value = state;
-	call->args[0].isnull = state_isnull;
+	call->args[0].value = c->value;
+	call->args[0].isnull = c->isnull;
 	call->isnull = false;
 	result = FunctionCallInvoke(call);
-	blob_store(g, mem, a, slot, state_for_blob(a, result, call->isnull),
-			   call->isnull);
+	wa_state_set(g, c, result, call->isnull);
 	work_done(g, old);
 }
 
@@ -357,41 +138,62 @@ generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
 	WaGeneric  *g = arg;
 	GenericAgg *a = g->aggs[agg];
-	const WaGenericBlob *s = src;
 	FunctionCallInfo call = a->combine_call;
 	MemoryContext old;
-	Datum		d_value;
-	bool		d_isnull;
+	CachedState *c;
 	Datum		s_value;
 	bool		s_isnull;
+	bool		s_no_value;
+	bool		s_live;
 	Datum		result;
+
+	wa_state_maybe_flush(g);
+	if (*dst == NULL)
+		*dst = wa_handle_create(g, mem);
+	c = wa_state_cache(g, a, mem, *dst);
+	old = MemoryContextSwitchTo(g->work_cxt);
+	s_value = wa_state_read(g, a, src, &s_isnull, &s_no_value, &s_live);
+	if (a->form == STATE_DISTINCT)
+	{
+		/* sets merge by union; values are copied into dst's */
+		wa_distinct_union(a, (WaDistinctSet *) DatumGetPointer(c->value),
+						  (const WaDistinctSet *) DatumGetPointer(s_value));
+		wa_state_set(g, c, c->value, false);
+		work_done(g, old);
+		return;
+	}
 
 	/*
 	 * A strict combine function: NULL adds nothing, the first value is
-	 * adopted, and a state it made NULL stays NULL (as in nodeAgg).
+	 * adopted (a copy of it: src keeps its own), and a state it made NULL
+	 * stays NULL, as in nodeAgg.
 	 */
-	if (a->combinefn.fn_strict && s->isnull)
-		return;
-	if (*dst == NULL && a->initval_isnull)
+	if (s_no_value || (a->combinefn.fn_strict && s_isnull) ||
+		(a->combinefn.fn_strict && !c->no_value && c->isnull))
 	{
-		/* combining into "no rows yet" gives the other side */
-		generic_copy(g, mem, agg, dst, src);
+		work_done(g, old);
 		return;
 	}
-	if (a->combinefn.fn_strict && *dst != NULL &&
-		((WaGenericBlob *) *dst)->isnull)
+	if (a->combinefn.fn_strict && c->no_value)
+	{
+		/* an internal state of its own, in the cache (the aggregate context) */
+		if (a->form == STATE_SERIALIZED)
+		{
+			MemoryContextSwitchTo(g->cache_cxt);
+			s_value = wa_state_private_copy(g, a, s_value);
+			MemoryContextSwitchTo(g->work_cxt);
+		}
+		wa_state_set(g, c, s_value, false);
+		work_done(g, old);
 		return;
-	old = MemoryContextSwitchTo(g->work_cxt);
-	d_value = blob_load(g, a, *dst, &d_isnull);
-	s_value = blob_load(g, a, s, &s_isnull);
-	call->args[0].value = d_value;
-	call->args[0].isnull = d_isnull;
+	}
+	call->args[0].value = c->value;
+	call->args[0].isnull = c->isnull;
 	call->args[1].value = s_value;
 	call->args[1].isnull = s_isnull;
 	call->isnull = false;
 	result = FunctionCallInvoke(call);
-	blob_store(g, mem, a, dst, state_for_blob(a, result, call->isnull),
-			   call->isnull);
+	wa_state_set(g, c, result, call->isnull);
 	work_done(g, old);
 }
 
@@ -399,12 +201,9 @@ static void
 generic_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
 	WaGeneric  *g = arg;
-	const WaGenericBlob *s = src;
-	WaGenericBlob *copy = blob_alloc(g, mem, s->size - BLOB_DATA_OFFSET);
 
 	(void) agg;
-	memcpy(copy, s, s->size);
-	*dst = copy;
+	*dst = wa_handle_copy(g, mem, (WaStateHandle *) src);
 }
 
 static void
@@ -415,6 +214,8 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 	MemoryContext old;
 	Datum		value;
 	bool		isnull;
+	bool		no_value;
+	bool		live;
 
 	/* the results of the pane before are no longer needed */
 	if (agg == g->first_generic)
@@ -422,12 +223,21 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 	memset(result, 0, sizeof(*result));
 
 	old = MemoryContextSwitchTo(g->work_cxt);
-	value = blob_load(g, a, state, &isnull);
+	value = wa_state_read(g, a, state, &isnull, &no_value, &live);
 
-	/* a final function must not change the engine's copy */
-	if (!isnull && a->form == STATE_FLAT && OidIsValid(a->finalfn.fn_oid) &&
-		a->finalmodify != AGGMODIFY_READ_ONLY)
-		value = datumCopy(value, false, a->translen);
+	/* DISTINCT: the aggregate's state over the window's set, a fresh one */
+	if (a->form == STATE_DISTINCT)
+		value = wa_distinct_fold(a, (const WaDistinctSet *) DatumGetPointer(value),
+								 &isnull);
+	/* a final function that may change its state gets a copy of its own */
+	else if (!isnull && OidIsValid(a->finalfn.fn_oid) &&
+			 a->finalmodify != AGGMODIFY_READ_ONLY)
+	{
+		if (a->form == STATE_FLAT)
+			value = datumCopy(value, false, a->translen);
+		else if (a->form == STATE_SERIALIZED && live)
+			value = wa_state_private_copy(g, a, value);
+	}
 
 	if (OidIsValid(a->finalfn.fn_oid))
 	{
@@ -465,9 +275,8 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 static void
 generic_release(void *arg, wa_mem *mem, int agg, void *state)
 {
-	(void) arg;
 	(void) agg;
-	blob_free(mem, state);
+	wa_handle_free(arg, mem, state);
 }
 
 /* ---------- setup ---------- */
@@ -552,7 +361,11 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 											   col->arg_types, col->n_args);
 	get_typlenbyval(a->transtype, &a->translen, &a->transbyval);
 	get_typlenbyval(col->result_type, &a->resultlen, &a->resultbyval);
-	if (a->transtype == INTERNALOID)
+	if (col->distinct)
+		wa_distinct_init(a, g, col->arg_types[0], col->collation);
+	if (col->distinct)
+		a->form = STATE_DISTINCT;
+	else if (a->transtype == INTERNALOID)
 		a->form = STATE_SERIALIZED;
 	else if (a->transbyval)
 		a->form = STATE_BYVAL;
@@ -574,12 +387,16 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 								 support[0], InvalidOid, &transexpr, NULL);
 	a->trans_call = prepare_call(g, &a->transfn, support[0], transexpr,
 								 col->n_args + 1, col->collation);
-	combine_types[0] = combine_types[1] = a->transtype;
-	build_aggregate_transfn_expr(combine_types, 1, 0, false, a->transtype,
-								 col->collation, support[1], InvalidOid,
-								 &combineexpr, NULL);
-	a->combine_call = prepare_call(g, &a->combinefn, support[1], combineexpr,
-								   2, col->collation);
+	/* DISTINCT merges sets, and needs no combine function */
+	if (OidIsValid(support[1]))
+	{
+		combine_types[0] = combine_types[1] = a->transtype;
+		build_aggregate_transfn_expr(combine_types, 1, 0, false, a->transtype,
+									 col->collation, support[1], InvalidOid,
+									 &combineexpr, NULL);
+		a->combine_call = prepare_call(g, &a->combinefn, support[1],
+									   combineexpr, 2, col->collation);
+	}
 	if (OidIsValid(support[2]))
 	{
 		build_aggregate_finalfn_expr(col->arg_types, a->n_final_args,
@@ -610,6 +427,10 @@ wa_generic_create(const WaAggQuery *q)
 	g->n_aggs = q->n_aggs;
 	g->aggs = palloc0(sizeof(GenericAgg *) * (q->n_aggs + 1));
 	g->first_generic = -1;
+	g->id = ((uint64) MyProcPid << 32) | ++generic_count;
+	g->cache_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										 "windowagg aggregate states",
+										 ALLOCSET_DEFAULT_SIZES);
 	g->work_cxt = AllocSetContextCreate(CurrentMemoryContext,
 										"windowagg aggregate work",
 										ALLOCSET_DEFAULT_SIZES);
@@ -620,14 +441,13 @@ wa_generic_create(const WaAggQuery *q)
 
 	/*
 	 * What AggCheckCallContext and AggGetTempMemoryContext read: the
-	 * aggregate context is the work context, since every state leaves it
-	 * for a blob before the callback returns; the temporary context is
-	 * another, which a final function may reset as it likes.  No current
-	 * aggregate or transition (AggGetAggref gives NULL, AggStateIsShared
-	 * true).
+	 * aggregate context is the cache's (agg_generic_state.c); the
+	 * temporary context is another, which a final function may reset as
+	 * it likes.  No current aggregate or transition (AggGetAggref gives
+	 * NULL, AggStateIsShared true).
 	 */
-	econtext->ecxt_per_tuple_memory = g->work_cxt;
-	econtext->ecxt_per_query_memory = g->work_cxt;
+	econtext->ecxt_per_tuple_memory = g->cache_cxt;
+	econtext->ecxt_per_query_memory = g->cache_cxt;
 	tmpcontext->ecxt_per_tuple_memory =
 		AllocSetContextCreate(CurrentMemoryContext,
 							  "windowagg aggregate temporary",
@@ -658,4 +478,11 @@ const wa_agg_generic *
 wa_generic_callbacks(const WaGeneric *g)
 {
 	return g->first_generic >= 0 ? &g->callbacks : NULL;
+}
+
+void
+wa_generic_done(WaGeneric *g)
+{
+	wa_generic_flush(g);
+	ReScanExprContext(g->aggstate->tmpcontext);
 }

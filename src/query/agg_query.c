@@ -14,9 +14,9 @@
  * per source row the grouping keys, the event time and each aggregate's
  * input.  Built-in aggregates over types whose values map to int64 or
  * float8 run on the engine's kernels; any other aggregate with a combine
- * function through its own support functions (agg_generic.c); the rest
- * (ordered-set aggregates, ones that depend on their rows' order) get an
- * error that says what to do instead.
+ * function, or over DISTINCT values, through its own support functions
+ * (agg_generic.c); the rest (ordered-set aggregates, ones that depend on
+ * their rows' order) get an error that says what to do instead.
  *
  * src/query/agg_query.c
  *
@@ -117,7 +117,7 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 	Oid			in;
 
 	if (get_func_namespace(aggref->aggfnoid) != PG_CATALOG_NAMESPACE ||
-		aggref->aggfilter != NULL)
+		aggref->aggfilter != NULL || col->distinct)
 		return false;
 	if (aggref->aggstar)
 	{
@@ -237,6 +237,25 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 	transtype = form->aggtranstype;
 	ReleaseSysCache(tuple);
 
+	col->kind = WA_AGG_GENERIC;
+	col->aggfnoid = aggref->aggfnoid;
+	col->collation = aggref->inputcollid;
+	col->variadic = aggref->aggvariadic;
+	col->input_type = list_length(aggref->args) > 0 ?
+		exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr) :
+		InvalidOid;
+
+	/*
+	 * DISTINCT keeps sets of values and folds the transition function over
+	 * a window's: no combine or serialization function needed, and sets
+	 * merge idempotently.
+	 */
+	if (col->distinct)
+	{
+		col->idempotent = true;
+		return;
+	}
+	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name);
 	if (combines && combine_concatenates(combinefn))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -255,14 +274,6 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 				 errmsg("aggregate %s cannot be computed in windows", name),
 				 errdetail("Its state has type internal and it has no serialization functions, which keeping the state of a window needs."),
 				 errhint("Give the aggregate a SERIALFUNC and a DESERIALFUNC.")));
-	col->kind = WA_AGG_GENERIC;
-	col->aggfnoid = aggref->aggfnoid;
-	col->collation = aggref->inputcollid;
-	col->variadic = aggref->aggvariadic;
-	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name);
-	col->input_type = list_length(aggref->args) > 0 ?
-		exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr) :
-		InvalidOid;
 }
 
 void
@@ -292,11 +303,14 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 				 errdetail("Ordered-set and hypothetical-set aggregates need all of a window's rows at once; windows are merged from slices."),
 				 strncmp(name, "percentile", 10) == 0 ?
 				 errhint("For percentiles, use tdigest_percentile of the tdigest extension, whose sketches merge.") : 0));
-	if (aggref->aggdistinct != NIL)
+	/* DISTINCT: the set of a slice's distinct inputs (agg_distinct.c) */
+	col->distinct = aggref->aggdistinct != NIL;
+	if (col->distinct && list_length(aggref->args) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("aggregate %s with DISTINCT is not supported", name),
-				 errhint("For approximate distinct counts, use hll_cardinality(hll_add_agg(...)) of the hll extension.")));
+				 errmsg("aggregate %s with DISTINCT over %d arguments is not supported",
+						name, list_length(aggref->args)),
+				 errhint("Aggregate DISTINCT over one argument, such as a row: count(DISTINCT (a, b)).")));
 	if (aggref->aggorder != NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -1032,6 +1046,7 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 		SHAPE_ADD(ctx, q->aggs[i].aggfnoid);
 		SHAPE_ADD(ctx, q->aggs[i].collation);
 		SHAPE_ADD(ctx, q->aggs[i].filter_input);
+		SHAPE_ADD(ctx, q->aggs[i].distinct);
 		SHAPE_ADD(ctx, q->aggs[i].n_args);
 		for (int j = 0; j < q->aggs[i].n_args; j++)
 		{

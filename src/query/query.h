@@ -200,6 +200,7 @@ typedef struct WaAggColumn
 	int			filter_input;	/* FILTER's index in the inputs, or -1 */
 	Oid			collation;		/* the aggregate's input collation */
 	bool		variadic;
+	bool		distinct;		/* over DISTINCT values (agg_distinct.c) */
 	bool		idempotent;		/* see wa_agg_spec */
 } WaAggColumn;
 
@@ -327,6 +328,14 @@ typedef struct WaGeneric WaGeneric;
 extern WaGeneric *wa_generic_create(const WaAggQuery *q);
 /* The engine's callbacks (wa_config.generic): NULL when q has none. */
 extern const wa_agg_generic *wa_generic_callbacks(const WaGeneric *g);
+/*
+ * Write every state the process changed back to the engine's memory, where
+ * other processes read it (and checkpoints will); the engine's states are
+ * otherwise current only in this process.
+ */
+extern void wa_generic_flush(WaGeneric *g);
+/* Done with the engine: run what the support functions registered. */
+extern void wa_generic_done(WaGeneric *g);
 
 /* ---------- keys (key_codec.c) ---------- */
 

@@ -1,0 +1,297 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_distinct.c
+ *	  The state of an aggregate over DISTINCT values: the set of its
+ *	  slice's distinct inputs.
+ *
+ * count(DISTINCT x) of a window is not a function of its slices' counts,
+ * but it is one of their sets of distinct values: a slice keeps the set,
+ * sets merge by union (so windows of a DISTINCT aggregate may be merged
+ * from overlapping ones, as min and max are), and a pane folds the
+ * aggregate's own transition function over its window's set in sorted
+ * order, then its final function: what PostgreSQL does with the sorted,
+ * deduplicated input of a DISTINCT aggregate.  No combine function is
+ * needed.  Values are ordered and told apart by the type's default btree
+ * ordering, in the aggregate's input collation.
+ *
+ * A set is kept as a sorted array of Datums (by-reference values copied
+ * into the set's memory context), and as bytes: a header, then each value
+ * (a Datum, the type's fixed bytes, or a flat varlena), MAXALIGNed.
+ *
+ * src/query/agg_distinct.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "query/agg_generic_int.h"
+
+#include "access/nbtree.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+
+struct WaDistinctSet
+{
+	int			n;
+	int			capacity;
+	bool		saw_null;		/* a NULL input: one value of its own */
+	Datum	   *values;			/* sorted, distinct */
+	MemoryContext cxt;			/* where values and copies live */
+};
+
+/* The bytes of a set: this header, then the values. */
+typedef struct DistinctImage
+{
+	int32		vl_len_;		/* a varlena, for the blob's bytea form */
+	int32		n;
+	bool		saw_null;
+} DistinctImage;
+
+#define IMAGE_VALUES_OFFSET MAXALIGN(sizeof(DistinctImage))
+
+void
+wa_distinct_init(GenericAgg *a, WaGeneric *g, Oid arg_type, Oid collation)
+{
+	Oid			opclass = GetDefaultOpClass(arg_type, BTREE_AM_OID);
+	Oid			cmp;
+
+	if (!OidIsValid(opclass))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("aggregate %s with DISTINCT needs an ordering of type %s",
+						a->col->sql_name, format_type_be(arg_type))));
+	cmp = get_opfamily_proc(get_opclass_family(opclass),
+							get_opclass_input_type(opclass),
+							get_opclass_input_type(opclass), BTORDER_PROC);
+	if (!OidIsValid(cmp))
+		elog(ERROR, "missing support function %d for type %s", BTORDER_PROC,
+			 format_type_be(arg_type));
+	a->distinct = true;
+	get_typlenbyval(arg_type, &a->arglen, &a->argbyval);
+	fmgr_info(cmp, &a->cmpfn);
+	a->cmp_call = palloc0(SizeForFunctionCallInfo(2));
+	InitFunctionCallInfoData(*a->cmp_call, &a->cmpfn, 2, collation, NULL, NULL);
+	(void) g;
+}
+
+WaDistinctSet *
+wa_distinct_new(void)
+{
+	WaDistinctSet *set = palloc0(sizeof(WaDistinctSet));
+
+	set->cxt = CurrentMemoryContext;
+	return set;
+}
+
+static int
+compare(GenericAgg *a, Datum x, Datum y)
+{
+	FunctionCallInfo call = a->cmp_call;
+
+	call->args[0].value = x;
+	call->args[0].isnull = false;
+	call->args[1].value = y;
+	call->args[1].isnull = false;
+	call->isnull = false;
+	return DatumGetInt32(FunctionCallInvoke(call));
+}
+
+/* Position of the first value >= v; *found if it equals v. */
+static int
+search(GenericAgg *a, const WaDistinctSet *set, Datum v, bool *found)
+{
+	int			lo = 0;
+	int			hi = set->n;
+
+	*found = false;
+	/* values mostly arrive in no order, but sets are small: bisect */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = compare(a, set->values[mid], v);
+
+		if (c == 0)
+		{
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Insert v (copied into the set's memory) at pos. */
+static void
+insert_at(GenericAgg *a, WaDistinctSet *set, int pos, Datum v)
+{
+	MemoryContext old = MemoryContextSwitchTo(set->cxt);
+
+	if (set->n == set->capacity)
+	{
+		set->capacity = set->capacity ? set->capacity * 2 : 8;
+		set->values = set->values == NULL ?
+			palloc(sizeof(Datum) * set->capacity) :
+			repalloc(set->values, sizeof(Datum) * set->capacity);
+	}
+	memmove(&set->values[pos + 1], &set->values[pos],
+			sizeof(Datum) * (set->n - pos));
+	set->values[pos] = a->argbyval ? v : datumCopy(v, false, a->arglen);
+	set->n++;
+	MemoryContextSwitchTo(old);
+}
+
+void
+wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
+{
+	bool		found;
+	int			pos;
+
+	if (isnull)
+	{
+		set->saw_null = true;
+		return;
+	}
+	pos = search(a, set, v, &found);
+	if (!found)
+		insert_at(a, set, pos, v);
+}
+
+void
+wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
+{
+	dst->saw_null |= src->saw_null;
+	for (int i = 0; i < src->n; i++)
+		wa_distinct_add(a, dst, src->values[i], false);
+}
+
+/* ---------- bytes ---------- */
+
+static Size
+value_size(GenericAgg *a, Datum v)
+{
+	if (a->argbyval)
+		return sizeof(Datum);
+	return MAXALIGN(datumGetSize(v, false, a->arglen));
+}
+
+/* The set as a bytea with a 4-byte header (in the current context). */
+Datum
+wa_distinct_serialize(GenericAgg *a, const WaDistinctSet *set)
+{
+	Size		size = IMAGE_VALUES_OFFSET;
+	char	   *image;
+	char	   *p;
+
+	for (int i = 0; i < set->n; i++)
+		size += value_size(a, set->values[i]);
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the distinct values of aggregate %s in one slice take too much memory",
+						a->col->sql_name)));
+	image = palloc0(size);
+	SET_VARSIZE(image, size);
+	((DistinctImage *) image)->n = set->n;
+	((DistinctImage *) image)->saw_null = set->saw_null;
+	p = image + IMAGE_VALUES_OFFSET;
+	for (int i = 0; i < set->n; i++)
+	{
+		Datum		v = set->values[i];
+
+		if (a->argbyval)
+			memcpy(p, &v, sizeof(Datum));
+		else
+			memcpy(p, DatumGetPointer(v), datumGetSize(v, false, a->arglen));
+		p += value_size(a, v);
+	}
+	return PointerGetDatum(image);
+}
+
+/*
+ * A set from its bytes, in the current memory context; by-reference
+ * values point into the bytes, which must outlive it.
+ */
+WaDistinctSet *
+wa_distinct_deserialize(GenericAgg *a, const char *bytes)
+{
+	const DistinctImage *image = (const DistinctImage *) bytes;
+	WaDistinctSet *set = wa_distinct_new();
+	const char *p = bytes + IMAGE_VALUES_OFFSET;
+
+	set->n = set->capacity = image->n;
+	set->saw_null = image->saw_null;
+	set->values = palloc(sizeof(Datum) * (set->n + 1));
+	for (int i = 0; i < set->n; i++)
+	{
+		if (a->argbyval)
+			memcpy(&set->values[i], p, sizeof(Datum));
+		else
+			set->values[i] = PointerGetDatum(p);
+		p += value_size(a, set->values[i]);
+	}
+	return set;
+}
+
+/* A copy of a set whose values may point into bytes about to go. */
+WaDistinctSet *
+wa_distinct_copy(GenericAgg *a, const WaDistinctSet *src)
+{
+	WaDistinctSet *set = wa_distinct_new();
+
+	wa_distinct_union(a, set, src);
+	return set;
+}
+
+/* ---------- the aggregate over the set ---------- */
+
+/*
+ * The aggregate's transition state after its transition function has
+ * seen every value of the set in order (NULL last, as in ORDER BY), with
+ * the strictness rules of nodeAgg; in the current memory context.
+ */
+Datum
+wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set, bool *isnull)
+{
+	FunctionCallInfo call = a->trans_call;
+	bool		no_value = a->initval_isnull;
+	Datum		state = a->initval;
+	int			n = set->n + (set->saw_null ? 1 : 0);
+
+	*isnull = a->initval_isnull;
+	if (!a->initval_isnull && !a->transbyval)
+		state = datumCopy(a->initval, false, a->translen);
+	for (int i = 0; i < n; i++)
+	{
+		bool		v_isnull = i == set->n;
+		Datum		v = v_isnull ? (Datum) 0 : set->values[i];
+
+		if (a->transfn.fn_strict)
+		{
+			if (v_isnull)
+				continue;
+			if (no_value)
+			{
+				/* a copy: the function may change its state in place */
+				state = a->transbyval ? v : datumCopy(v, false, a->translen);
+				*isnull = false;
+				no_value = false;
+				continue;
+			}
+			if (*isnull)
+				break;
+		}
+		call->args[0].value = state;
+		call->args[0].isnull = *isnull;
+		call->args[1].value = v;
+		call->args[1].isnull = v_isnull;
+		call->isnull = false;
+		state = FunctionCallInvoke(call);
+		*isnull = call->isnull;
+		no_value = false;
+	}
+	return state;
+}

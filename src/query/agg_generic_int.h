@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_generic_int.h
+ *	  What the two files of generic aggregates share: the aggregates ready
+ *	  to call (agg_generic.c) and their states (agg_generic_state.c).
+ *
+ * src/query/agg_generic_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WA_AGG_GENERIC_INT_H
+#define WA_AGG_GENERIC_INT_H
+
+#include "query/query.h"
+
+#include "engine/wa_mem.h"
+#include "nodes/execnodes.h"
+
+/* A state in the engine's memory, in a form any process can read. */
+typedef struct WaGenericBlob
+{
+	uint32		size;			/* of the allocation, header included */
+	bool		isnull;			/* the state is SQL NULL */
+	/* the state's bytes follow, at BLOB_DATA_OFFSET */
+} WaGenericBlob;
+
+#define BLOB_DATA_OFFSET MAXALIGN(sizeof(WaGenericBlob))
+#define BLOB_DATA(b) ((char *) (b) + BLOB_DATA_OFFSET)
+
+/* How a transition type's values are kept (see the file header). */
+typedef enum StateForm
+{
+	STATE_BYVAL,
+	STATE_FLAT,
+	STATE_SERIALIZED,
+	STATE_DISTINCT				/* a set of distinct inputs (agg_distinct.c) */
+} StateForm;
+
+/* One generic aggregate, ready to call. */
+typedef struct GenericAgg
+{
+	const WaAggColumn *col;
+	StateForm	form;
+	Oid			transtype;
+	int16		translen;
+	bool		transbyval;
+	Datum		initval;
+	bool		initval_isnull;
+	int16		resultlen;
+	bool		resultbyval;
+	char		finalmodify;	/* AGGMODIFY_* */
+	int			n_final_args;	/* 1, or 1 + the inputs (FINALFUNC_EXTRA) */
+
+	FmgrInfo	transfn;
+	FmgrInfo	combinefn;
+	FmgrInfo	finalfn;		/* fn_oid InvalidOid: none */
+	FmgrInfo	serialfn;
+	FmgrInfo	deserialfn;
+	FunctionCallInfo trans_call;	/* state + inputs */
+	FunctionCallInfo combine_call;
+	FunctionCallInfo final_call;
+	FunctionCallInfo serial_call;
+	FunctionCallInfo deserial_call;
+
+	/* DISTINCT: the argument's type and ordering */
+	bool		distinct;
+	int16		arglen;
+	bool		argbyval;
+	FmgrInfo	cmpfn;
+	FunctionCallInfo cmp_call;
+} GenericAgg;
+
+typedef struct WaDistinctSet WaDistinctSet;
+
+struct CachedState;
+
+/*
+ * What an accumulator's generic slot points to: the state in a form any
+ * process can read (blob), and, in the process that changes it, a live
+ * value in that process's cache.  A handle never moves, so the cache can
+ * point to it while the engine moves the accumulators around.
+ */
+typedef struct WaStateHandle
+{
+	WaGenericBlob *blob;		/* NULL: the initial state, or a value only
+								 * cached so far */
+	uint64		cache_id;		/* the WaGeneric whose cache holds it, or 0 */
+	struct CachedState *cached; /* valid only for that WaGeneric */
+} WaStateHandle;
+
+/* A state's live value, in the cache context. */
+typedef struct CachedState
+{
+	WaStateHandle *handle;		/* NULL once released */
+	GenericAgg *agg;
+	wa_mem	   *mem;			/* where its blob is counted */
+	Datum		value;			/* owned by the cache context */
+	bool		isnull;
+	bool		no_value;		/* no input yet, and no initial value */
+	bool		dirty;			/* changed since written to the blob */
+	struct CachedState *next;
+} CachedState;
+
+struct WaGeneric
+{
+	wa_agg_generic callbacks;	/* what the engine calls; arg is this */
+	int			n_aggs;
+	GenericAgg **aggs;			/* by the query's aggregate index; NULL for
+								 * kernels */
+	int			first_generic;
+	AggState   *aggstate;		/* for AggCheckCallContext and friends */
+	uint64		id;				/* marks the handles this cache holds */
+	MemoryContext cache_cxt;	/* live values: the aggregate context */
+	CachedState *cached;		/* every entry, for the flush */
+	MemoryContext work_cxt;		/* the support functions' scratch */
+	MemoryContext result_cxt;	/* the results of one pane's finalization */
+	MemoryContext reader_cxt;	/* blobs of a reader's scratch (NULL mem) */
+};
+
+
+/* agg_generic_state.c */
+extern WaStateHandle *wa_handle_create(WaGeneric *g, wa_mem *mem);
+extern void wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h);
+extern WaStateHandle *wa_handle_copy(WaGeneric *g, wa_mem *mem,
+									 WaStateHandle *src);
+extern CachedState *wa_state_cached(WaGeneric *g, const WaStateHandle *h);
+extern CachedState *wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem,
+								   WaStateHandle *h);
+extern Datum wa_state_read(WaGeneric *g, GenericAgg *a, const WaStateHandle *h,
+						   bool *isnull, bool *no_value, bool *live);
+extern void wa_state_set(WaGeneric *g, CachedState *c, Datum value,
+						 bool isnull);
+extern Datum wa_state_private_copy(WaGeneric *g, GenericAgg *a, Datum value);
+extern void wa_state_maybe_flush(WaGeneric *g);
+
+/* agg_distinct.c */
+extern void wa_distinct_init(GenericAgg *a, WaGeneric *g, Oid arg_type,
+							 Oid collation);
+extern WaDistinctSet *wa_distinct_new(void);
+extern void wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v,
+							bool isnull);
+extern void wa_distinct_union(GenericAgg *a, WaDistinctSet *dst,
+							  const WaDistinctSet *src);
+extern Datum wa_distinct_serialize(GenericAgg *a, const WaDistinctSet *set);
+extern WaDistinctSet *wa_distinct_deserialize(GenericAgg *a, const char *bytes);
+extern WaDistinctSet *wa_distinct_copy(GenericAgg *a, const WaDistinctSet *src);
+extern Datum wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set,
+							  bool *isnull);
+
+#endif							/* WA_AGG_GENERIC_INT_H */

@@ -1,0 +1,426 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_generic_state.c
+ *	  The states of generic aggregates: blobs any process can read, and a
+ *	  cache of live values in the process that changes them.
+ *
+ * Each accumulator's generic slot points to a handle (WaStateHandle), in
+ * the engine's memory like the blob it holds: the state as bytes (the
+ * Datum of a by-value type, the flat image of another, the serial
+ * function's bytes of an internal state; see agg_generic.c).  Turning
+ * bytes into a value and back for every row would cost a deserialization
+ * and a serialization per row (an hll sketch is kilobytes), so the
+ * process that feeds the engine keeps the live values of the states it
+ * touched in its cache, and writes them back to their blobs only when
+ * the cache grows past CACHE_LIMIT, when a copy of a state is made, and
+ * when asked (wa_generic_flush: before anyone else reads the blobs).  A
+ * handle remembers which cache holds it (cache_id: the process id and a
+ * count), so that another process, or another WaGeneric, reads the blob
+ * and never the pointer.  A process that dies leaves its ids in handles:
+ * its engine is then thrown away, never read again.
+ *
+ * The cache context is the aggregate context the support functions see
+ * (AggCheckCallContext): internal states live there, and the callbacks
+ * registered with AggRegisterCallback run when it is reset, at a flush.
+ *
+ * src/query/agg_generic_state.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "query/agg_generic_int.h"
+
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "utils/datum.h"
+
+/*
+ * Live values a cache may hold before they are written back: beyond this,
+ * the next row writes them all to their blobs and starts afresh.
+ */
+#define CACHE_LIMIT (64 * 1024 * 1024)
+
+/* ---------- blobs ---------- */
+
+static WaGenericBlob *
+blob_alloc(WaGeneric *g, wa_mem *mem, Size data_size)
+{
+	Size		size = BLOB_DATA_OFFSET + MAXALIGN(data_size);
+	WaGenericBlob *b;
+
+	if (size > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("aggregate state of %zu bytes is too large for a window", size)));
+	b = mem != NULL ? wa_mem_alloc(mem, size) :
+		MemoryContextAlloc(g->reader_cxt, size);
+	b->size = (uint32) size;
+	b->isnull = false;
+	return b;
+}
+
+static void
+blob_free(wa_mem *mem, WaGenericBlob *b)
+{
+	if (b == NULL)
+		return;
+	if (mem != NULL)
+		wa_mem_free(mem, b, b->size);
+	else
+		pfree(b);
+}
+
+/*
+ * A state value in its kept form: a varlena flattened (detoasted, and an
+ * expanded object's flat image) with a 4-byte header; an internal state
+ * serialized (a bytea with a 4-byte header); otherwise as it is.
+ */
+static Datum
+state_kept_form(GenericAgg *a, Datum value)
+{
+	FunctionCallInfo call;
+	Datum		bytes;
+
+	switch (a->form)
+	{
+		case STATE_BYVAL:
+			return value;
+		case STATE_FLAT:
+			if (a->translen == -1)
+				return PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(value)));
+			return value;
+		case STATE_SERIALIZED:
+			call = a->serial_call;
+			call->args[0].value = value;
+			call->args[0].isnull = false;
+			call->isnull = false;
+			bytes = FunctionCallInvoke(call);
+			if (call->isnull)
+				elog(ERROR, "serialization function of aggregate %s returned null",
+					 a->col->sql_name);
+			return PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(bytes)));
+		case STATE_DISTINCT:
+			return wa_distinct_serialize(a, (WaDistinctSet *) DatumGetPointer(value));
+	}
+	return value;
+}
+
+/* Bytes of a state value in its kept form. */
+static Size
+state_data_size(const GenericAgg *a, Datum kept)
+{
+	switch (a->form)
+	{
+		case STATE_BYVAL:
+			return sizeof(Datum);
+		case STATE_FLAT:
+			return datumGetSize(kept, false, a->translen);
+		case STATE_SERIALIZED:
+		case STATE_DISTINCT:
+			return VARSIZE(DatumGetPointer(kept));
+	}
+	return 0;
+}
+
+/* Write a value into *blob, reusing the blob when the size is the same. */
+static void
+blob_store(WaGeneric *g, wa_mem *mem, GenericAgg *a, WaGenericBlob **blob,
+		   Datum value, bool isnull)
+{
+	WaGenericBlob *b = *blob;
+	Size		data_size = 0;
+
+	if (!isnull)
+	{
+		value = state_kept_form(a, value);
+		data_size = state_data_size(a, value);
+	}
+	if (b == NULL || b->size != BLOB_DATA_OFFSET + MAXALIGN(data_size))
+	{
+		WaGenericBlob *nb = blob_alloc(g, mem, data_size);
+
+		blob_free(mem, b);
+		b = nb;
+		*blob = b;
+	}
+	b->isnull = isnull;
+	if (isnull)
+		return;
+	if (a->form == STATE_BYVAL)
+		memcpy(BLOB_DATA(b), &value, sizeof(Datum));
+	else
+		memcpy(BLOB_DATA(b), DatumGetPointer(value), data_size);
+}
+
+/*
+ * The value of a blob, in the current memory context for a serialized
+ * state (its deserial function may use the aggregate context); a flat
+ * one points into the blob, to be read only.
+ */
+static Datum
+blob_value(GenericAgg *a, const WaGenericBlob *b, bool *isnull)
+{
+	FunctionCallInfo call;
+	Datum		value;
+
+	*isnull = b->isnull;
+	if (b->isnull)
+		return (Datum) 0;
+	switch (a->form)
+	{
+		case STATE_BYVAL:
+			memcpy(&value, BLOB_DATA(b), sizeof(Datum));
+			return value;
+		case STATE_FLAT:
+			return PointerGetDatum(BLOB_DATA(b));
+		case STATE_SERIALIZED:
+			call = a->deserial_call;
+			call->args[0].value = PointerGetDatum(BLOB_DATA(b));
+			call->args[0].isnull = false;
+			call->args[1].value = (Datum) 0;
+			call->args[1].isnull = false;
+			call->isnull = false;
+			value = FunctionCallInvoke(call);
+			*isnull = call->isnull;
+			return value;
+		case STATE_DISTINCT:
+			return PointerGetDatum(wa_distinct_deserialize(a, BLOB_DATA(b)));
+	}
+	return (Datum) 0;
+}
+
+/* The initial value, a copy of its own (in the current memory context). */
+static Datum
+initial_value(const GenericAgg *a, bool *isnull)
+{
+	/* DISTINCT: the empty set, whatever the aggregate starts from */
+	if (a->form == STATE_DISTINCT)
+	{
+		*isnull = false;
+		return PointerGetDatum(wa_distinct_new());
+	}
+	*isnull = a->initval_isnull;
+	if (a->initval_isnull || a->transbyval)
+		return a->initval;
+	return datumCopy(a->initval, false, a->translen);
+}
+
+/* ---------- handles ---------- */
+
+WaStateHandle *
+wa_handle_create(WaGeneric *g, wa_mem *mem)
+{
+	WaStateHandle *h = mem != NULL ? wa_mem_alloc(mem, sizeof(WaStateHandle)) :
+		MemoryContextAlloc(g->reader_cxt, sizeof(WaStateHandle));
+
+	h->blob = NULL;
+	h->cache_id = 0;
+	h->cached = NULL;
+	return h;
+}
+
+void
+wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h)
+{
+	CachedState *c = wa_state_cached(g, h);
+
+	/*
+	 * The cache entry goes with the next flush; a flat value now (windows'
+	 * scratch states come and go once per pane).  An internal state has
+	 * no destructor: it stays in the cache context until the flush.
+	 */
+	if (c != NULL)
+	{
+		if (c->agg->form == STATE_FLAT && !c->isnull)
+			pfree(DatumGetPointer(c->value));
+		c->isnull = true;
+		c->handle = NULL;
+	}
+	blob_free(mem, h->blob);
+	if (mem != NULL)
+		wa_mem_free(mem, h, sizeof(WaStateHandle));
+	else
+		pfree(h);
+}
+
+/* Write a cached value back to its blob. */
+static void
+flush_one(WaGeneric *g, CachedState *c)
+{
+	MemoryContext old;
+
+	if (c->handle == NULL || !c->dirty || c->no_value)
+		return;
+	old = MemoryContextSwitchTo(g->work_cxt);
+	blob_store(g, c->mem, c->agg, &c->handle->blob, c->value, c->isnull);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(g->work_cxt);
+	c->dirty = false;
+}
+
+/* A handle of its own holding what src holds (src is written back first). */
+WaStateHandle *
+wa_handle_copy(WaGeneric *g, wa_mem *mem, WaStateHandle *src)
+{
+	WaStateHandle *h = wa_handle_create(g, mem);
+	CachedState *c = wa_state_cached(g, src);
+
+	if (c != NULL)
+		flush_one(g, c);
+	if (src->blob != NULL)
+	{
+		h->blob = blob_alloc(g, mem, src->blob->size - BLOB_DATA_OFFSET);
+		memcpy(h->blob, src->blob, src->blob->size);
+	}
+	return h;
+}
+
+/* ---------- the cache ---------- */
+
+CachedState *
+wa_state_cached(WaGeneric *g, const WaStateHandle *h)
+{
+	if (h != NULL && h->cache_id == g->id)
+		return h->cached;
+	return NULL;
+}
+
+/* The handle's live value, brought into the cache if it is not there. */
+CachedState *
+wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
+{
+	CachedState *c = wa_state_cached(g, h);
+	MemoryContext old;
+
+	if (c != NULL)
+		return c;
+	old = MemoryContextSwitchTo(g->cache_cxt);
+	c = palloc(sizeof(CachedState));
+	c->handle = h;
+	c->agg = a;
+	c->mem = mem;
+	c->dirty = false;
+	c->no_value = h->blob == NULL && a->initval_isnull &&
+		a->form != STATE_DISTINCT;
+	if (h->blob == NULL)
+		c->value = initial_value(a, &c->isnull);
+	else
+	{
+		/* values of its own: the blob is rewritten at the next flush */
+		c->value = blob_value(a, h->blob, &c->isnull);
+		if (a->form == STATE_FLAT && !c->isnull)
+			c->value = datumCopy(c->value, false, a->translen);
+		else if (a->form == STATE_DISTINCT)
+			c->value = PointerGetDatum(wa_distinct_copy(a, (WaDistinctSet *) DatumGetPointer(c->value)));
+	}
+	MemoryContextSwitchTo(old);
+	c->next = g->cached;
+	g->cached = c;
+	h->cache_id = g->id;
+	h->cached = c;
+	return c;
+}
+
+/*
+ * A handle's value, to read: the live one if this cache holds it (*live),
+ * else the blob's (see blob_value) or the initial value.  *no_value: no
+ * input yet and no initial value.
+ */
+Datum
+wa_state_read(WaGeneric *g, GenericAgg *a, const WaStateHandle *h,
+			  bool *isnull, bool *no_value, bool *live)
+{
+	CachedState *c = wa_state_cached(g, h);
+
+	*live = c != NULL;
+	if (c != NULL)
+	{
+		*isnull = c->isnull;
+		*no_value = c->no_value;
+		return c->value;
+	}
+	if (h == NULL || h->blob == NULL)
+	{
+		*no_value = a->initval_isnull && a->form != STATE_DISTINCT;
+		return initial_value(a, isnull);
+	}
+	*no_value = false;
+	return blob_value(a, h->blob, isnull);
+}
+
+/*
+ * Make a support function's result the cached state's value.  A by-
+ * reference value that is not the one it had (a new one, or one of the
+ * function's arguments) is copied into the cache, and the old one freed,
+ * as nodeAgg does; an internal state is the function's to manage.
+ */
+void
+wa_state_set(WaGeneric *g, CachedState *c, Datum value, bool isnull)
+{
+	GenericAgg *a = c->agg;
+
+	if (a->form == STATE_FLAT &&
+		(isnull || c->isnull || DatumGetPointer(value) != DatumGetPointer(c->value)))
+	{
+		if (!isnull)
+		{
+			MemoryContext old = MemoryContextSwitchTo(g->cache_cxt);
+
+			value = datumCopy(value, false, a->translen);
+			MemoryContextSwitchTo(old);
+		}
+		if (!c->isnull)
+			pfree(DatumGetPointer(c->value));
+	}
+	c->value = value;
+	c->isnull = isnull;
+	c->no_value = false;
+	c->dirty = true;
+}
+
+/*
+ * A copy of an internal state that no one else holds, for a function that
+ * may change it or keep it (through its serialization, in the current
+ * memory context and the aggregate context).
+ */
+Datum
+wa_state_private_copy(WaGeneric *g, GenericAgg *a, Datum value)
+{
+	FunctionCallInfo call = a->deserial_call;
+	Datum		bytes = state_kept_form(a, value);
+	Datum		copy;
+
+	call->args[0].value = bytes;
+	call->args[0].isnull = false;
+	call->args[1].value = (Datum) 0;
+	call->args[1].isnull = false;
+	call->isnull = false;
+	copy = FunctionCallInvoke(call);
+	if (call->isnull)
+		elog(ERROR, "deserialization function of aggregate %s returned null",
+			 a->col->sql_name);
+	return copy;
+}
+
+void
+wa_generic_flush(WaGeneric *g)
+{
+	for (CachedState *c = g->cached; c != NULL; c = c->next)
+	{
+		flush_one(g, c);
+		if (c->handle != NULL)
+		{
+			c->handle->cache_id = 0;
+			c->handle->cached = NULL;
+		}
+	}
+	g->cached = NULL;
+	/* callbacks registered by the support functions run, then the reset */
+	ReScanExprContext(g->aggstate->curaggcontext);
+}
+
+void
+wa_state_maybe_flush(WaGeneric *g)
+{
+	if (MemoryContextMemAllocated(g->cache_cxt, false) > CACHE_LIMIT)
+		wa_generic_flush(g);
+}
