@@ -33,12 +33,14 @@
  *				columns, a domain, an enum, jsonb, arrays, records, and keys
  *				the README refuses (numeric, float, character(n)); each
  *				maybe qualified, maybe aliased (a reserved name too)
- *	 aggregates	0-4: every aggregate the README supports over every type
- *				it supports, over expressions, and refused ones: numeric
- *				inputs, DISTINCT, ORDER BY, FILTER, WITHIN GROUP, window
- *				functions, windowagg's moving aggregates, two-argument and
- *				order-dependent aggregates, expressions over aggregates,
- *				an ungrouped column
+ *	 aggregates	0-4: the kernels' aggregates over every type they take,
+ *				over expressions; others through their own functions
+ *				(numeric, text, uuid, bool, bit_or, DISTINCT, FILTER,
+ *				expressions over aggregates); and refused ones: ORDER BY,
+ *				WITHIN GROUP, window functions, windowagg's moving
+ *				aggregates, order-dependent aggregates, DISTINCT over two
+ *				arguments, columns outside aggregates, volatile
+ *				expressions
  *	 order		how keys and aggregates interleave in the select list
  *				(templates: '@' a column's optional qualifier, '#' the
  *				source's name for whole-row references, '$' the event time)
@@ -420,32 +422,37 @@ static const item_t aggs[] = {
 	{"avg(length(@s))", OK}, {"pg_catalog.sum(@k4)", OK}, {"sum(@k4::int8)", OK},
 	{"min(@k2::float4)", OK}, {"avg(@e4)", OK}, {"sum(@e2)", OK}, {"(count(*))", OK},
 	{"variance(@k4::float8)", OK}, {"stddev_pop(@e4::float8)", OK},
+	/* through the aggregates' own functions, compared exactly */
+	{"sum(@n)", OK}, {"avg(@n)", OK}, {"min(@n)", OK}, {"min(@s)", OK},
+	{"bool_or(@b)", OK}, {"bit_and(@k2)", OK}, {"bool_and(@b)", OK}, {"every(@b)", OK},
+	{"bit_or(@k4)", OK}, {"count(DISTINCT @k4)", OK}, {"sum(DISTINCT @k4)", OK},
+	{"count(*) FILTER (WHERE @b)", OK}, {"sum(@k4) FILTER (WHERE @k4 > 0)", OK},
+	{"min(@f8) FILTER (WHERE true)", OK}, {"count(*) + 1", OK},
+	{"sum(@k4) / 2", OK}, {"count(*)::int", OK}, {"sum(@f8::numeric)", OK},
+	{"avg(@k4::numeric)", OK},
 	/* the README does not say */
 	{"sum(@k4::fz_dom)", UNK}, {"sum((SELECT 1))", UNK}, {"max(@k4::int2)", UNK},
 	{"count(@m)", UNK}, {"count(ROW(@k4))", UNK}, {"count(#)", UNK},
 	{"count(#.*)", UNK}, {"count(@s COLLATE fz_ci)", UNK},
 	{"sum(@\"Key\")", OK}, {"max(@\"windowagg column 1\")", OK},
 	{"min(@\"ev time\")", OK}, {"count(@\"order\")", OK},
+	/* floats merged in another order, or types whose text may differ */
+	{"corr(@f8, @f4)", UNK}, {"regr_count(@f8, @f8)", UNK}, {"min(@m)", UNK},
+	{"sum(@tm - time '00:00')", UNK}, {"range_agg(int4range(@k4, 10))", UNK},
+	{"max(@s::name)", UNK}, {"max(@u)", UNK}, {"max(@b)", UNK},
 	/* refused */
-	{"sum(@n)", REF}, {"avg(@n)", REF}, {"min(@n)", REF}, {"min(@s)", REF},
-	{"max(@u)", REF}, {"max(@b)", REF}, {"bool_and(@b)", REF},
 	{"string_agg(@s, ',')", REF}, {"array_agg(@k4)", REF}, {"json_agg(@k4)", REF},
-	{"count(DISTINCT @k4)", REF}, {"sum(DISTINCT @k4)", REF},
-	{"sum(@k4 ORDER BY @k4)", REF}, {"count(*) FILTER (WHERE @b)", REF},
-	{"sum(@k4) FILTER (WHERE @k4 > 0)", REF}, {"min(@f8) FILTER (WHERE true)", REF},
+	{"sum(@k4 ORDER BY @k4)", REF},
 	{"percentile_cont(0.5) WITHIN GROUP (ORDER BY @f8)", REF},
 	{"mode() WITHIN GROUP (ORDER BY @k4)", REF}, {"windowagg.min(@f8)", REF},
-	{"windowagg.sum(@f8)", REF}, {"corr(@f8, @f4)", REF},
-	{"regr_count(@f8, @f8)", REF}, {"bit_or(@k4)", REF}, {"every(@b)", REF},
+	{"windowagg.sum(@f8)", REF}, {"corr(DISTINCT @f8, @f4)", REF},
 	{"max(@k4) OVER ()", REF}, {"row_number() OVER ()", REF},
-	{"count(*) + 1", REF}, {"sum(@k4) / 2", REF}, {"@k8", REF},
-	{"min(@m)", REF}, {"max(@j)", REF}, {"sum(@tm - time '00:00')", REF},
-	{"xmlagg(xmlelement(name a))", REF}, {"range_agg(int4range(@k4, 10))", REF},
-	{"count(*)::int", REF}, {"grouping(@k4)", REF}, {"sum(@f8::numeric)", REF},
-	{"avg(@k4::numeric)", REF}, {"max(@s::name)", REF},
+	{"@k8", REF}, {"@k4 + sum(@k4)", REF}, {"sum(@k4) + random()", REF},
+	{"max(@j)", REF},
+	{"xmlagg(xmlelement(name a))", REF}, {"grouping(@k4)", REF},
 	{"jsonb_object_agg(@s, @k4)", REF},
 };
-#define N_AGG_GOOD 67
+#define N_AGG_GOOD 86
 
 typedef struct
 {
