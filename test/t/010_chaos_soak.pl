@@ -685,7 +685,9 @@ for my $p (@live)
 		       (SELECT count(*) FROM src WHERE dead IS NOT NULL),
 		       (SELECT count(*) FROM src)});
 	note("$p: $rows source rows, $n_windows windows, $n_dead dead letters");
-	cmp_ok($n_windows, '>', 100, "$p: $n_windows windows to check");
+	# how many the writers made in the soak's time varies with the machine's
+	# load: enough that the comparison is not vacuous
+	cmp_ok($n_windows, '>', 25, "$p: $n_windows windows to check");
 	is($wrong, 0, "$p: no window differs from the reference");
 	is($missing, 0, "$p: no window is missing");
 	cmp_ok($n_dead, '>', 0, "$p: $n_dead rows for the dead letters");
