@@ -155,6 +155,9 @@ wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
 		set->saw_null = true;
 		return;
 	}
+	/* the value itself, not a pointer into the table's TOAST data */
+	if (a->arglen == -1)
+		v = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(v)));
 	pos = search(a, set, v, &found);
 	if (!found)
 		insert_at(a, set, pos, v);
@@ -289,7 +292,19 @@ wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set, bool *isnull)
 		call->args[1].value = v;
 		call->args[1].isnull = v_isnull;
 		call->isnull = false;
-		state = FunctionCallInvoke(call);
+		{
+			Datum		next = FunctionCallInvoke(call);
+
+			/*
+			 * A function that returns its argument (a value of the set)
+			 * must not make it the state, which the next call may change
+			 * in place: copy it, as nodeAgg does.
+			 */
+			if (!call->isnull && !a->transbyval && !v_isnull &&
+				DatumGetPointer(next) == DatumGetPointer(v))
+				next = datumCopy(next, false, a->translen);
+			state = next;
+		}
 		*isnull = call->isnull;
 		no_value = false;
 	}

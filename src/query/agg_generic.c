@@ -227,8 +227,22 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 
 	/* DISTINCT: the aggregate's state over the window's set, a fresh one */
 	if (a->form == STATE_DISTINCT)
-		value = wa_distinct_fold(a, (const WaDistinctSet *) DatumGetPointer(value),
-								 &isnull);
+	{
+		/* the fold's states are scratch: the work context is their home */
+		ExprContext *cache = g->aggstate->curaggcontext;
+
+		g->aggstate->curaggcontext = g->fold_context;
+		PG_TRY();
+		{
+			value = wa_distinct_fold(a, (const WaDistinctSet *) DatumGetPointer(value),
+									 &isnull);
+		}
+		PG_FINALLY();
+		{
+			g->aggstate->curaggcontext = cache;
+		}
+		PG_END_TRY();
+	}
 	/* a final function that may change its state gets a copy of its own */
 	else if (!isnull && OidIsValid(a->finalfn.fn_oid) &&
 			 a->finalmodify != AGGMODIFY_READ_ONLY)
@@ -355,6 +369,9 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 	textinit = SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval,
 							   &init_isnull);
 	ReleaseSysCache(tuple);
+	/* DISTINCT calls the transition and final functions only */
+	if (col->distinct)
+		support[1] = support[3] = support[4] = InvalidOid;
 	check_execute(col->aggfnoid, support, lengthof(support));
 
 	a->transtype = resolve_aggregate_transtype(col->aggfnoid, declared_transtype,
@@ -427,7 +444,12 @@ wa_generic_create(const WaAggQuery *q)
 	g->n_aggs = q->n_aggs;
 	g->aggs = palloc0(sizeof(GenericAgg *) * (q->n_aggs + 1));
 	g->first_generic = -1;
-	g->id = ((uint64) MyProcPid << 32) | ++generic_count;
+	/* random: a handle another process left must never look like ours */
+	if (!pg_strong_random(&g->id, sizeof(g->id)))
+		g->id = ((uint64) MyProcPid << 32) | ++generic_count;
+	if (g->id == 0)
+		g->id = 1;
+	g->cache_limit = WA_GENERIC_CACHE_LIMIT;
 	g->cache_cxt = AllocSetContextCreate(CurrentMemoryContext,
 										 "windowagg aggregate states",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -456,6 +478,10 @@ wa_generic_create(const WaAggQuery *q)
 	g->aggstate = makeNode(AggState);
 	g->aggstate->curaggcontext = econtext;
 	g->aggstate->tmpcontext = tmpcontext;
+	/* a DISTINCT pane's fold: states of the work context */
+	g->fold_context = makeNode(ExprContext);
+	g->fold_context->ecxt_per_tuple_memory = g->work_cxt;
+	g->fold_context->ecxt_per_query_memory = g->work_cxt;
 
 	for (int i = 0; i < q->n_aggs; i++)
 	{

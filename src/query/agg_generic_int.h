@@ -111,12 +111,21 @@ struct WaGeneric
 	AggState   *aggstate;		/* for AggCheckCallContext and friends */
 	uint64		id;				/* marks the handles this cache holds */
 	MemoryContext cache_cxt;	/* live values: the aggregate context */
+	Size		cache_limit;	/* written back beyond this */
+	int			calls_since_flush;
+	ExprContext *fold_context;	/* aggregate context of DISTINCT folds */
 	CachedState *cached;		/* every entry, for the flush */
 	MemoryContext work_cxt;		/* the support functions' scratch */
 	MemoryContext result_cxt;	/* the results of one pane's finalization */
 	MemoryContext reader_cxt;	/* blobs of a reader's scratch (NULL mem) */
 };
 
+
+/*
+ * Live values a cache may hold before they are written back (more when one
+ * state alone is larger: see wa_state_maybe_flush).
+ */
+#define WA_GENERIC_CACHE_LIMIT ((Size) 64 * 1024 * 1024)
 
 /* agg_generic_state.c */
 extern WaStateHandle *wa_handle_create(WaGeneric *g, wa_mem *mem);

@@ -12,7 +12,7 @@
  * and a serialization per row (an hll sketch is kilobytes), so the
  * process that feeds the engine keeps the live values of the states it
  * touched in its cache, and writes them back to their blobs only when
- * the cache grows past CACHE_LIMIT, when a copy of a state is made, and
+ * the cache grows past its limit, when a copy of a state is made, and
  * when asked (wa_generic_flush: before anyone else reads the blobs).  A
  * handle remembers which cache holds it (cache_id: the process id and a
  * count), so that another process, or another WaGeneric, reads the blob
@@ -33,11 +33,6 @@
 #include "executor/executor.h"
 #include "utils/datum.h"
 
-/*
- * Live values a cache may hold before they are written back: beyond this,
- * the next row writes them all to their blobs and starts afresh.
- */
-#define CACHE_LIMIT (64 * 1024 * 1024)
 
 /* ---------- blobs ---------- */
 
@@ -418,9 +413,20 @@ wa_generic_flush(WaGeneric *g)
 	ReScanExprContext(g->aggstate->curaggcontext);
 }
 
+/*
+ * Beyond the limit (child contexts counted: expanded arrays live there),
+ * write everything back and start afresh.  A cache that fills again within
+ * a few calls holds a state nearly as large as the limit: the limit
+ * doubles, rather than writing that state back on every row.
+ */
 void
 wa_state_maybe_flush(WaGeneric *g)
 {
-	if (MemoryContextMemAllocated(g->cache_cxt, false) > CACHE_LIMIT)
-		wa_generic_flush(g);
+	g->calls_since_flush++;
+	if (MemoryContextMemAllocated(g->cache_cxt, true) <= g->cache_limit)
+		return;
+	if (g->calls_since_flush < 16)
+		g->cache_limit *= 2;
+	wa_generic_flush(g);
+	g->calls_since_flush = 0;
 }
