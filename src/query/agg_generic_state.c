@@ -146,6 +146,23 @@ blob_store(WaGeneric *g, wa_mem *mem, GenericAgg *a, WaGenericBlob **blob,
 		memcpy(BLOB_DATA(b), DatumGetPointer(value), data_size);
 }
 
+/* An internal state from its serial function's bytes (a 4-byte bytea). */
+static Datum
+deserialize(GenericAgg *a, Datum bytes, bool *isnull)
+{
+	FunctionCallInfo call = a->deserial_call;
+	Datum		value;
+
+	call->args[0].value = bytes;
+	call->args[0].isnull = false;
+	call->args[1].value = (Datum) 0;
+	call->args[1].isnull = false;
+	call->isnull = false;
+	value = FunctionCallInvoke(call);
+	*isnull = call->isnull;
+	return value;
+}
+
 /*
  * The value of a blob, in the current memory context for a serialized
  * state (its deserial function may use the aggregate context); a flat
@@ -154,7 +171,6 @@ blob_store(WaGeneric *g, wa_mem *mem, GenericAgg *a, WaGenericBlob **blob,
 static Datum
 blob_value(GenericAgg *a, const WaGenericBlob *b, bool *isnull)
 {
-	FunctionCallInfo call;
 	Datum		value;
 
 	*isnull = b->isnull;
@@ -168,15 +184,7 @@ blob_value(GenericAgg *a, const WaGenericBlob *b, bool *isnull)
 		case STATE_FLAT:
 			return PointerGetDatum(BLOB_DATA(b));
 		case STATE_SERIALIZED:
-			call = a->deserial_call;
-			call->args[0].value = PointerGetDatum(BLOB_DATA(b));
-			call->args[0].isnull = false;
-			call->args[1].value = (Datum) 0;
-			call->args[1].isnull = false;
-			call->isnull = false;
-			value = FunctionCallInvoke(call);
-			*isnull = call->isnull;
-			return value;
+			return deserialize(a, PointerGetDatum(BLOB_DATA(b)), isnull);
 		case STATE_DISTINCT:
 			return PointerGetDatum(wa_distinct_deserialize(a, BLOB_DATA(b)));
 	}
@@ -380,17 +388,10 @@ wa_state_set(WaGeneric *g, CachedState *c, Datum value, bool isnull)
 Datum
 wa_state_private_copy(WaGeneric *g, GenericAgg *a, Datum value)
 {
-	FunctionCallInfo call = a->deserial_call;
-	Datum		bytes = state_kept_form(a, value);
-	Datum		copy;
+	bool		isnull;
+	Datum		copy = deserialize(a, state_kept_form(a, value), &isnull);
 
-	call->args[0].value = bytes;
-	call->args[0].isnull = false;
-	call->args[1].value = (Datum) 0;
-	call->args[1].isnull = false;
-	call->isnull = false;
-	copy = FunctionCallInvoke(call);
-	if (call->isnull)
+	if (isnull)
 		elog(ERROR, "deserialization function of aggregate %s returned null",
 			 a->col->sql_name);
 	return copy;
