@@ -543,7 +543,7 @@ wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
 			case WA_AGG_COUNT_STAR:
 				break;
 			case WA_AGG_GENERIC:
-				return false;
+				break;			/* the caller checked its state */
 			case WA_AGG_COUNT:
 				if (!COUNT_OK(((const acc_count *) st)->n))
 					return false;
@@ -629,7 +629,6 @@ wa_acc_to_portable(const wa_agg_layout *layout, const void *acc, uint8_t *out)
 	const uint8_t *in = acc;
 	uint32_t	off = 0;
 
-	WA_ASSERT(layout->n_generic == 0);
 	for (int i = 0; i <= layout->n_aggs; i++)
 	{
 		/* the header word, then each aggregate's state */
@@ -652,6 +651,10 @@ wa_acc_to_portable(const wa_agg_layout *layout, const void *acc, uint8_t *out)
 			off += 16;
 		}
 	}
+	/* a generic state's pointer means nothing elsewhere */
+	for (int i = 0; i < layout->n_aggs; i++)
+		if (layout->aggs[i].kind == WA_AGG_GENERIC)
+			memset(out + layout->offsets[i], 0, sizeof(void *));
 }
 
 void
@@ -679,6 +682,10 @@ wa_acc_from_portable(const wa_agg_layout *layout, const uint8_t *in, void *acc)
 			off += 16;
 		}
 	}
+	/* the initial states, until the caller restores its own */
+	for (int i = 0; i < layout->n_aggs; i++)
+		if (layout->aggs[i].kind == WA_AGG_GENERIC)
+			memset(out + layout->offsets[i], 0, sizeof(void *));
 }
 
 const char *

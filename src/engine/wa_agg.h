@@ -167,15 +167,17 @@ extern void wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 /* True if the accumulator has seen no event at all. */
 extern bool wa_acc_is_empty(const wa_agg_layout *layout, const void *acc);
 /*
- * Whether a restored accumulator could have been built from events (never,
- * for generic aggregates, whose states have no portable image here).
+ * Whether a restored accumulator could have been built from events (its
+ * generic aggregates' states are the caller's to check).
  */
 extern bool wa_acc_is_valid(const wa_agg_layout *layout, const void *acc);
 
 /*
  * The accumulator in a fixed byte order (little-endian, acc_size bytes),
- * for checkpoints that another machine may read.  Not for layouts with
- * generic aggregates.
+ * for checkpoints that another machine may read.  Generic aggregates'
+ * places hold zeros in the image, and their initial state (NULL) once
+ * read back: their states are the caller's to save and restore
+ * (wa_engine_acc_state).
  */
 extern void wa_acc_to_portable(const wa_agg_layout *layout, const void *acc,
 							   uint8_t *out);

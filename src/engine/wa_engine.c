@@ -993,6 +993,20 @@ wa_engine_acc_from_portable(const wa_engine *e, const uint8_t *in, void *acc)
 	wa_acc_from_portable(&e->layout, in, acc);
 }
 
+void	  **
+wa_engine_acc_state(const wa_engine *e, const void *acc, int agg)
+{
+	WA_ASSERT(agg >= 0 && agg < e->layout.n_aggs &&
+			  e->layout.aggs[agg].kind == WA_AGG_GENERIC);
+	return (void **) ((const char *) acc + e->layout.offsets[agg]);
+}
+
+wa_mem *
+wa_engine_mem(wa_engine *e)
+{
+	return &e->mem;
+}
+
 wa_tick
 wa_engine_watermark(const wa_engine *e)
 {

@@ -184,6 +184,13 @@ extern void wa_engine_acc_to_portable(const wa_engine *engine, const void *acc,
 									  uint8_t *out);
 extern void wa_engine_acc_from_portable(const wa_engine *engine,
 										const uint8_t *in, void *acc);
+/*
+ * Where an accumulator keeps generic aggregate agg's state (a checkpoint
+ * saves and restores it), and the memory such states are counted in.
+ */
+extern void **wa_engine_acc_state(const wa_engine *engine, const void *acc,
+								  int agg);
+extern struct wa_mem *wa_engine_mem(wa_engine *engine);
 
 /*
  * Ingest one event in arrival order: update its slice, mark late windows
@@ -259,7 +266,9 @@ extern void wa_engine_checkpoint(wa_engine *engine, wa_save_slice_fn save,
  * (key, slice) once (of repeats, one is kept), then wa_engine_restore_done,
  * before any other call.
  * acc_size must be wa_engine_acc_size() (a slice of another size is
- * ignored).  A checkpoint is read, not trusted: restore_slice returns
+ * ignored).  The engine takes over acc's generic states (see
+ * wa_engine_acc_state): it keeps them, or releases them with a slice it
+ * does not keep.  A checkpoint is read, not trusted: restore_slice returns
  * false, and keeps nothing, for an accumulator that events could not have
  * built (wa_acc_is_valid); the caller reports the checkpoint corrupt.
  * Restored slices are not "changed": the next checkpoint reports only
@@ -284,7 +293,7 @@ extern void wa_engine_checkpoint(wa_engine *engine, wa_save_slice_fn save,
 extern void wa_engine_restore_time(wa_engine *engine,
 								   const wa_time_state *time);
 extern bool wa_engine_restore_slice(wa_engine *engine, const wa_key *key,
-									int64_t slice, const void *acc,
+									int64_t slice, void *acc,
 									uint32_t acc_size);
 /* After the last slice: rebuild key deadlines and per-key firing state. */
 extern void wa_engine_restore_done(wa_engine *engine);

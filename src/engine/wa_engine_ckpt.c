@@ -83,7 +83,7 @@ wa_engine_restore_time(wa_engine *e, const wa_time_state *time)
 
 bool
 wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
-						const void *acc, uint32_t acc_size)
+						void *acc, uint32_t acc_size)
 {
 	keystate   *k;
 	void	   *dst;
@@ -91,14 +91,20 @@ wa_engine_restore_slice(wa_engine *e, const wa_key *key, int64_t slice,
 	if (acc_size != e->layout.acc_size)
 		return true;
 	if (!wa_acc_is_valid(&e->layout, acc))
+	{
+		wa_acc_release(&e->layout, acc);
 		return false;
+	}
 
 	/*
 	 * A slice below expire_limit has expired by the restored watermark (a
 	 * leftover the caller's delete could not express, see the header).
 	 */
 	if ((wa_tick) slice < e->expire_limit)
+	{
+		wa_acc_release(&e->layout, acc);
 		return true;
+	}
 
 	/* append; restore_done sorts the keys that came out of order */
 	k = wa_key_lookup_or_create(e, key);
@@ -137,7 +143,10 @@ key_sort_slices(wa_engine *e, keystate *k)
 	{
 		if (n > 0 && wa_slices_index(sl, e->stride, i) ==
 			wa_slices_index(sl, e->stride, n - 1))
+		{
+			wa_acc_release(&e->layout, wa_slices_acc(sl, e->stride, i));
 			continue;
+		}
 		if (i != n)
 			memcpy(wa_slices_entry(sl, e->stride, n),
 				   wa_slices_entry(sl, e->stride, i), e->stride);
