@@ -171,6 +171,26 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 		wa_distinct_add(a, dst, src->values[i], false);
 }
 
+int
+wa_distinct_count(const WaDistinctSet *set)
+{
+	return set->n;
+}
+
+bool
+wa_distinct_saw_null(const WaDistinctSet *set)
+{
+	return set->saw_null;
+}
+
+/* The i-th value in the type's order (0 <= i < wa_distinct_count). */
+Datum
+wa_distinct_value(const WaDistinctSet *set, int i)
+{
+	Assert(i >= 0 && i < set->n);
+	return set->values[i];
+}
+
 /* ---------- bytes ---------- */
 
 static Size

@@ -67,7 +67,7 @@ work_done(WaGeneric *g, MemoryContext old)
 /* ---------- the callbacks ---------- */
 
 static void
-generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
+generic_transition_body(void *arg, wa_mem *mem, int agg, void **slot,
 				   const wa_value *values)
 {
 	WaGeneric  *g = arg;
@@ -134,7 +134,7 @@ generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 }
 
 static void
-generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+generic_combine_body(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
 	WaGeneric  *g = arg;
 	GenericAgg *a = g->aggs[agg];
@@ -198,7 +198,7 @@ generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 }
 
 static void
-generic_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+generic_copy_body(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
 	WaGeneric  *g = arg;
 
@@ -207,7 +207,7 @@ generic_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 }
 
 static void
-generic_final(void *arg, int agg, const void *state, wa_result *result)
+generic_final_body(void *arg, int agg, const void *state, wa_result *result)
 {
 	WaGeneric  *g = arg;
 	GenericAgg *a = g->aggs[agg];
@@ -287,10 +287,41 @@ generic_final(void *arg, int agg, const void *state, wa_result *result)
 }
 
 static void
-generic_release(void *arg, wa_mem *mem, int agg, void *state)
+generic_release_body(void *arg, wa_mem *mem, int agg, void *state)
 {
 	(void) agg;
 	wa_handle_free(arg, mem, state);
+}
+
+static void
+generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
+				   const wa_value *values)
+{
+	ALLOWING_INTERRUPTS(generic_transition_body(arg, mem, agg, slot, values));
+}
+
+static void
+generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+{
+	ALLOWING_INTERRUPTS(generic_combine_body(arg, mem, agg, dst, src));
+}
+
+static void
+generic_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
+{
+	ALLOWING_INTERRUPTS(generic_copy_body(arg, mem, agg, dst, src));
+}
+
+static void
+generic_final(void *arg, int agg, const void *state, wa_result *result)
+{
+	ALLOWING_INTERRUPTS(generic_final_body(arg, agg, state, result));
+}
+
+static void
+generic_release(void *arg, wa_mem *mem, int agg, void *state)
+{
+	ALLOWING_INTERRUPTS(generic_release_body(arg, mem, agg, state));
 }
 
 /* ---------- setup ---------- */

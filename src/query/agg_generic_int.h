@@ -14,6 +14,7 @@
 #include "query/query.h"
 
 #include "engine/wa_mem.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 
 /* A state in the engine's memory, in a form any process can read. */
@@ -68,6 +69,12 @@ typedef struct GenericAgg
 	bool		argbyval;
 	FmgrInfo	cmpfn;
 	FunctionCallInfo cmp_call;
+
+	/* checkpoints: the send and receive functions of portable_type() */
+	bool		io_ready;
+	FmgrInfo	sendfn;
+	FmgrInfo	recvfn;
+	Oid			ioparam;
 } GenericAgg;
 
 typedef struct WaDistinctSet WaDistinctSet;
@@ -127,6 +134,23 @@ struct WaGeneric
  */
 #define WA_GENERIC_CACHE_LIMIT ((Size) 64 * 1024 * 1024)
 
+/*
+ * The support functions are the aggregate owner's code, and may run long:
+ * under a pipeline's state lock, which holds interrupts off, they run with
+ * interrupts allowed, so that a cancel or a terminate still stops them
+ * (the error then throws the engine away, as any error under the lock
+ * does; an error resets the holdoff count itself).
+ */
+#define ALLOWING_INTERRUPTS(call) \
+	do { \
+		uint32		held_ = InterruptHoldoffCount; \
+		\
+		InterruptHoldoffCount = 0; \
+		CHECK_FOR_INTERRUPTS(); \
+		call; \
+		InterruptHoldoffCount = held_; \
+	} while (0)
+
 /* agg_generic_state.c */
 extern WaStateHandle *wa_handle_create(WaGeneric *g, wa_mem *mem);
 extern void wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h);
@@ -140,6 +164,9 @@ extern Datum wa_state_read(WaGeneric *g, GenericAgg *a, const WaStateHandle *h,
 extern void wa_state_set(WaGeneric *g, CachedState *c, Datum value,
 						 bool isnull);
 extern Datum wa_state_private_copy(WaGeneric *g, GenericAgg *a, Datum value);
+extern Datum wa_state_kept_form(GenericAgg *a, Datum value);
+extern void wa_blob_store_kept(WaGeneric *g, wa_mem *mem, GenericAgg *a,
+							   WaGenericBlob **blob, Datum value, bool isnull);
 extern void wa_state_maybe_flush(WaGeneric *g);
 
 /* agg_distinct.c */
@@ -153,6 +180,9 @@ extern void wa_distinct_union(GenericAgg *a, WaDistinctSet *dst,
 extern Datum wa_distinct_serialize(GenericAgg *a, const WaDistinctSet *set);
 extern WaDistinctSet *wa_distinct_deserialize(GenericAgg *a, const char *bytes);
 extern WaDistinctSet *wa_distinct_copy(GenericAgg *a, const WaDistinctSet *src);
+extern int	wa_distinct_count(const WaDistinctSet *set);
+extern bool wa_distinct_saw_null(const WaDistinctSet *set);
+extern Datum wa_distinct_value(const WaDistinctSet *set, int i);
 extern Datum wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set,
 							  bool *isnull);
 

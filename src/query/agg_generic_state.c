@@ -69,8 +69,8 @@ blob_free(wa_mem *mem, WaGenericBlob *b)
  * expanded object's flat image) with a 4-byte header; an internal state
  * serialized (a bytea with a 4-byte header); otherwise as it is.
  */
-static Datum
-state_kept_form(GenericAgg *a, Datum value)
+Datum
+wa_state_kept_form(GenericAgg *a, Datum value)
 {
 	FunctionCallInfo call;
 	Datum		bytes;
@@ -116,19 +116,19 @@ state_data_size(const GenericAgg *a, Datum kept)
 	return 0;
 }
 
-/* Write a value into *blob, reusing the blob when the size is the same. */
-static void
-blob_store(WaGeneric *g, wa_mem *mem, GenericAgg *a, WaGenericBlob **blob,
-		   Datum value, bool isnull)
+/*
+ * Write a value in its kept form into *blob, reusing the blob when the
+ * size is the same.
+ */
+void
+wa_blob_store_kept(WaGeneric *g, wa_mem *mem, GenericAgg *a,
+				   WaGenericBlob **blob, Datum value, bool isnull)
 {
 	WaGenericBlob *b = *blob;
 	Size		data_size = 0;
 
 	if (!isnull)
-	{
-		value = state_kept_form(a, value);
 		data_size = state_data_size(a, value);
-	}
 	if (b == NULL || b->size != BLOB_DATA_OFFSET + MAXALIGN(data_size))
 	{
 		WaGenericBlob *nb = blob_alloc(g, mem, data_size);
@@ -254,7 +254,9 @@ flush_one(WaGeneric *g, CachedState *c)
 	if (c->handle == NULL || !c->dirty || c->no_value)
 		return;
 	old = MemoryContextSwitchTo(g->work_cxt);
-	blob_store(g, c->mem, c->agg, &c->handle->blob, c->value, c->isnull);
+	wa_blob_store_kept(g, c->mem, c->agg, &c->handle->blob,
+					   c->isnull ? (Datum) 0 : wa_state_kept_form(c->agg, c->value),
+					   c->isnull);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(g->work_cxt);
 	c->dirty = false;
@@ -389,12 +391,37 @@ Datum
 wa_state_private_copy(WaGeneric *g, GenericAgg *a, Datum value)
 {
 	bool		isnull;
-	Datum		copy = deserialize(a, state_kept_form(a, value), &isnull);
+	Datum		copy = deserialize(a, wa_state_kept_form(a, value), &isnull);
 
 	if (isnull)
 		elog(ERROR, "deserialization function of aggregate %s returned null",
 			 a->col->sql_name);
 	return copy;
+}
+
+static void
+write_back(WaGeneric *g)
+{
+	for (CachedState *c = g->cached; c != NULL; c = c->next)
+		flush_one(g, c);
+}
+
+void
+wa_generic_write_back(WaGeneric *g)
+{
+	/* serial functions are code of the aggregate's owner */
+	ALLOWING_INTERRUPTS(write_back(g));
+}
+
+void
+wa_generic_forget(WaGeneric *g)
+{
+	/* the handles are gone with their engine: only the values go here */
+	g->cached = NULL;
+	ReScanExprContext(g->aggstate->curaggcontext);
+	MemoryContextReset(g->work_cxt);
+	MemoryContextReset(g->result_cxt);
+	g->calls_since_flush = 0;
 }
 
 void

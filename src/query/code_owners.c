@@ -127,22 +127,43 @@ domain_untrusted(Oid typid, CodeOwnerWalk *walk)
 	return false;
 }
 
-/* An aggregate runs its transition, combine and final functions too. */
+/*
+ * An aggregate runs its transition, combine, final, serial and deserial
+ * functions too; a pipeline's checkpoint runs its state type's binary send
+ * and receive functions.  The aggregate itself can be replaced by its
+ * owner (CREATE OR REPLACE AGGREGATE).
+ */
 static bool
 aggregate_untrusted(Oid aggfnoid, CodeOwnerWalk *walk)
 {
 	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
 	Form_pg_aggregate agg;
-	Oid			support[3];
+	Oid			support[8];
+	int			n = 0;
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
 	agg = (Form_pg_aggregate) GETSTRUCT(tup);
-	support[0] = agg->aggtransfn;
-	support[1] = agg->aggfinalfn;
-	support[2] = agg->aggcombinefn;
+	support[n++] = aggfnoid;
+	support[n++] = agg->aggtransfn;
+	support[n++] = agg->aggfinalfn;
+	support[n++] = agg->aggcombinefn;
+	support[n++] = agg->aggserialfn;
+	support[n++] = agg->aggdeserialfn;
+	if (agg->aggtranstype != INTERNALOID)
+	{
+		HeapTuple	typtup = SearchSysCache1(TYPEOID,
+											 ObjectIdGetDatum(agg->aggtranstype));
+
+		if (HeapTupleIsValid(typtup))
+		{
+			support[n++] = ((Form_pg_type) GETSTRUCT(typtup))->typsend;
+			support[n++] = ((Form_pg_type) GETSTRUCT(typtup))->typreceive;
+			ReleaseSysCache(typtup);
+		}
+	}
 	ReleaseSysCache(tup);
-	for (int i = 0; i < (int) lengthof(support); i++)
+	for (int i = 0; i < n; i++)
 		if (OidIsValid(support[i]) && function_untrusted(support[i], walk))
 			return true;
 	return false;
@@ -245,8 +266,9 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 }
 
 /*
- * Error out unless every function and domain that q's row expressions and
- * filter use belongs to owner or to a superuser.
+ * Error out unless every function and domain that q's row expressions,
+ * filter, aggregates and expressions over them use belongs to owner or to
+ * a superuser.
  */
 void
 wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
@@ -262,6 +284,19 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 		if (!untrusted_code_walker(exprs[i], &walk))
 			continue;
 		report_untrusted(&walk, pipeline_name);
+	}
+	/* PostgreSQL aggregates, and expressions over their values */
+	for (int i = 0; i < q->n_aggs; i++)
+		if (q->aggs[i].kind == WA_AGG_GENERIC &&
+			aggregate_untrusted(q->aggs[i].aggfnoid, &walk))
+			report_untrusted(&walk, pipeline_name);
+	for (int i = 0; i < q->n_outputs; i++)
+	{
+		if (q->outputs[i].expr == NULL)
+			continue;
+		fix_opfuncids((Node *) q->outputs[i].expr);
+		if (untrusted_code_walker((Node *) q->outputs[i].expr, &walk))
+			report_untrusted(&walk, pipeline_name);
 	}
 }
 

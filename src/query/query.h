@@ -336,6 +336,26 @@ extern const wa_agg_generic *wa_generic_callbacks(const WaGeneric *g);
 extern void wa_generic_flush(WaGeneric *g);
 /* Done with the engine: run what the support functions registered. */
 extern void wa_generic_done(WaGeneric *g);
+/*
+ * Write the changed states back but keep them cached (a pipeline's worker,
+ * before it lets readers in); forget the cache of an engine thrown away.
+ */
+extern void wa_generic_write_back(WaGeneric *g);
+extern void wa_generic_forget(WaGeneric *g);
+
+/* ---------- generic states in checkpoints (agg_generic_portable.c) ---------- */
+
+/* Error unless every generic state of q can be checkpointed. */
+extern void wa_generic_check_portable(const WaAggQuery *q);
+/* The signatures of q's generic aggregates, which checkpoints carry. */
+extern void wa_generic_signature(const WaAggQuery *q, StringInfo out);
+/* The generic states of an engine's accumulator, as portable bytes. */
+extern void wa_generic_states_to_portable(WaGeneric *g, const wa_engine *engine,
+										  const void *acc, StringInfo out);
+/* Set an accumulator's generic states from such bytes (checked). */
+extern void wa_generic_states_from_portable(WaGeneric *g, wa_engine *engine,
+											void *acc, const char *data,
+											uint32 len);
 
 /* ---------- keys (key_codec.c) ---------- */
 
