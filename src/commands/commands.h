@@ -26,4 +26,8 @@ extern void wa_check_expected_desc(TupleDesc expected, TupleDesc ours,
 /* Materialize mode with a tuplestore bounded by windowagg.result_memory. */
 extern void wa_start_result(ReturnSetInfo *rsinfo);
 
+/* pipeline_depend.c: DROP refuses the code a pipeline's results come from */
+extern void wa_record_code_dependencies(const WaAggQuery *q, Oid result_table);
+extern void wa_forget_code_dependencies(Oid result_table);
+
 #endif							/* WA_COMMANDS_H */

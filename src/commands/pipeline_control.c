@@ -35,6 +35,7 @@
 #include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/tuplestore.h"
@@ -193,6 +194,7 @@ wa_flush_pipeline(PG_FUNCTION_ARGS)
 typedef struct LiveOutput
 {
 	const WaAggQuery *query;
+	WaOutputEval *outputs;		/* the result columns of a pane */
 	WaKeyCodec	codec;
 	Oid			window_type;
 	Tuplestorestate *tupstore;
@@ -218,9 +220,8 @@ emit_live(void *arg, const wa_pane *pane)
 	out->nulls[col++] = false;
 	out->values[col] = wa_ticks_to_datum(pane->end, out->window_type, "window_end");
 	out->nulls[col++] = false;
-	for (int i = 0; i < q->n_aggs; i++, col++)
-		out->values[col] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
-											  &out->nulls[col]);
+	wa_output_values(out->outputs, pane->results, &out->values[col],
+					 &out->nulls[col]);
 	tuplestore_putvalues(out->tupstore, out->tupdesc, out->values, out->nulls);
 }
 
@@ -272,53 +273,17 @@ live_context(void *arg)
 	errcontext("reading the live windows of pipeline \"%s\"", (const char *) arg);
 }
 
-/* live(name) returns setof record: keys, window_start, window_end, aggregates */
-Datum
-wa_live(PG_FUNCTION_ARGS)
+/* Read the engine under the state lock (see read_live_as_owner). */
+static void
+read_live_locked(const WaPipelineDef *def, WaPipelineSlot *slot,
+				 const uint8 *shape, LiveOutput *out,
+				 const wa_agg_generic *generic)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	WaPipelineDef *def;
-	WaPipelineSlot *slot;
-	LiveOutput	out;
-	TupleDesc	ours;
-	AttrNumber	att = 1;
-	uint8		shape[WA_SHAPE_LEN];
 	ErrorContextCallback reading;
 
-	wa_require_shared();
-	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", &def);
-	/* live windows have no rows to apply the result table's policies to */
-	if (check_enable_rls(def->result_table, InvalidOid, true) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for the live windows of pipeline \"%s\"", name),
-				 errdetail("Row-level security applies to you on table %s, and live windows cannot be filtered by its policies.",
-						   get_rel_name(def->result_table))));
-	slot = pipeline_slot(def);
-	wa_pipeline_shape(def, out.query, shape);
-
-	out.window_type = out.query->domain == WA_TIME_INTEGER ? INT8OID :
-		out.query->event_time_type;
-	ours = CreateTemplateTupleDesc(out.query->n_keys + 2 + out.query->n_aggs);
-	for (int i = 0; i < out.query->n_keys; i++)
-		TupleDescInitEntry(ours, att++, out.query->keys[i].name,
-						   out.query->keys[i].typid, out.query->keys[i].typmod, 0);
-	TupleDescInitEntry(ours, att++, "window_start", out.window_type, -1, 0);
-	TupleDescInitEntry(ours, att++, "window_end", out.window_type, -1, 0);
-	for (int i = 0; i < out.query->n_aggs; i++)
-		TupleDescInitEntry(ours, att++, out.query->aggs[i].name,
-						   out.query->aggs[i].result_type, -1, 0);
-	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours, "live");
-	wa_start_result(rsinfo);
-	out.tupstore = rsinfo->setResult;
-	out.tupdesc = rsinfo->setDesc;
-	out.values = palloc0(sizeof(Datum) * ours->natts);
-	out.nulls = palloc0(sizeof(bool) * ours->natts);
-	wa_key_codec_init(&out.codec, out.query);
-
 	(void) wa_pool();			/* attach before reading pool memory */
-	lock_for_reading(slot, name);
+	lock_for_reading(slot, def->name);
+
 	/*
 	 * An engine of this pipeline, in this database (the slot may be
 	 * reused), that no failed change left half-done.
@@ -334,21 +299,110 @@ wa_live(PG_FUNCTION_ARGS)
 			LWLockRelease(&slot->state_lock);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the live windows of pipeline \"%s\" cannot be read now", name),
+					 errmsg("the live windows of pipeline \"%s\" cannot be read now", def->name),
 					 errdetail("Its query no longer means what it meant when its worker started: its source table has changed."),
 					 errhint("Try again once the worker has restarted, or has stopped (see windowagg.stat_pipelines).")));
 		}
 		scratch = palloc(wa_engine_acc_size(slot->engine));
-		results = palloc(sizeof(wa_result) * (out.query->n_aggs + 1));
+		results = palloc(sizeof(wa_result) * (out->query->n_aggs + 1));
 		/* a cancel taken under the lock says where it stopped the read */
 		reading.callback = live_context;
-		reading.arg = name;
+		reading.arg = def->name;
 		reading.previous = error_context_stack;
 		error_context_stack = &reading;
-		wa_engine_live(slot->engine, NULL, emit_live, &out, scratch, results);
+		wa_engine_live(slot->engine, generic, emit_live, out, scratch, results);
 		error_context_stack = reading.previous;
 	}
 	LWLockRelease(&slot->state_lock);
+}
+
+/*
+ * The live windows' values, computed as the worker computes them: generic
+ * aggregates' and expressions' code is the owner's, and runs as the owner,
+ * security-restricted, under the pipeline's search_path (never with the
+ * reader's rights), with any setting it changes undone.  The support
+ * functions are looked up before the state lock is taken: a catalog
+ * lookup may wait for a lock, which must never happen under it.
+ */
+static void
+read_live_as_owner(const WaPipelineDef *def, WaPipelineSlot *slot,
+				   const uint8 *shape, LiveOutput *out)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nest;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(def->owner, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nest = NewGUCNestLevel();
+	PG_TRY();
+	{
+		WaGeneric  *generic;
+
+		(void) set_config_option("search_path",
+								 psprintf("%s, pg_temp", def->search_path),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+		generic = wa_generic_create(out->query);
+		out->outputs = wa_output_eval_create(out->query);
+		read_live_locked(def, slot, shape, out, wa_generic_callbacks(generic));
+		wa_generic_done(generic);
+	}
+	PG_FINALLY();
+	{
+		AtEOXact_GUC(false, nest);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+}
+
+/* live(name) returns setof record: keys, window_start, window_end, aggregates */
+Datum
+wa_live(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	WaPipelineDef *def;
+	WaPipelineSlot *slot;
+	LiveOutput	out;
+	TupleDesc	ours;
+	AttrNumber	att = 1;
+	uint8		shape[WA_SHAPE_LEN];
+
+	wa_require_shared();
+	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", &def);
+	/* live windows have no rows to apply the result table's policies to */
+	if (check_enable_rls(def->result_table, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the live windows of pipeline \"%s\"", name),
+				 errdetail("Row-level security applies to you on table %s, and live windows cannot be filtered by its policies.",
+						   get_rel_name(def->result_table))));
+	slot = pipeline_slot(def);
+	wa_pipeline_shape(def, out.query, shape);
+
+	out.window_type = out.query->domain == WA_TIME_INTEGER ? INT8OID :
+		out.query->event_time_type;
+	ours = CreateTemplateTupleDesc(out.query->n_keys + 2 + out.query->n_outputs);
+	for (int i = 0; i < out.query->n_keys; i++)
+		TupleDescInitEntry(ours, att++, out.query->keys[i].name,
+						   out.query->keys[i].typid, out.query->keys[i].typmod, 0);
+	TupleDescInitEntry(ours, att++, "window_start", out.window_type, -1, 0);
+	TupleDescInitEntry(ours, att++, "window_end", out.window_type, -1, 0);
+	for (int i = 0; i < out.query->n_outputs; i++)
+		TupleDescInitEntry(ours, att++, out.query->outputs[i].name,
+						   out.query->outputs[i].type, -1, 0);
+	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours, "live");
+	wa_start_result(rsinfo);
+	out.tupstore = rsinfo->setResult;
+	out.tupdesc = rsinfo->setDesc;
+	out.values = palloc0(sizeof(Datum) * ours->natts);
+	out.nulls = palloc0(sizeof(bool) * ours->natts);
+	wa_key_codec_init(&out.codec, out.query);
+
+	read_live_as_owner(def, slot, shape, &out);
 	return (Datum) 0;
 }
 

@@ -260,11 +260,13 @@ append_value_columns(StringInfo sql, const WaAggQuery *q, bool with_types)
 	appendStringInfo(sql, "window_start%s%s, window_end%s%s",
 					 with_types ? " " : "", with_types ? window_type_name(q) : "",
 					 with_types ? " " : "", with_types ? window_type_name(q) : "");
-	for (int i = 0; i < q->n_aggs; i++)
+	for (int i = 0; i < q->n_outputs; i++)
 	{
-		appendStringInfo(sql, ", %s", quote_identifier(q->aggs[i].name));
+		appendStringInfo(sql, ", %s", quote_identifier(q->outputs[i].name));
 		if (with_types)
-			appendStringInfo(sql, " %s", format_type_be(q->aggs[i].result_type));
+			appendStringInfo(sql, " %s",
+							 format_type_with_typemod(q->outputs[i].type,
+													  q->outputs[i].typmod));
 	}
 }
 
@@ -476,6 +478,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	int64		bound;
 	int64		lateness;
 	ResultNames names;
+	Oid			result_oid;
 	WaPipelineInsert row;
 	char	   *slot_name;
 	char	   *source_kind;
@@ -568,20 +571,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 		q = wa_agg_query_parse(query, event_time, NULL, arrival);
 		check_arrival_column(q->relid, q->relname, arrival);
 	}
-	/* not yet: expressions over aggregates in the result table, ... */
-	if (q->has_expressions)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("pipelines do not compute expressions over aggregates yet"),
-				 errhint("List each aggregate on its own, and compute the expression when you read the result table.")));
-	/* ... and generic aggregates' states in checkpoints and live() */
-	for (int i = 0; i < q->n_aggs; i++)
-		if (q->aggs[i].kind == WA_AGG_GENERIC)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("aggregate %s is not supported in pipelines yet", q->aggs[i].sql_name),
-					 errdetail("Pipelines compute count, sum, avg, min, max, variance and stddev over integer, float and time types without FILTER; windowagg.aggregate computes any aggregate that has a combine function."),
-					 errhint("Cast the argument, for example sum(x::float8), or compute the aggregate with windowagg.aggregate.")));
+	/* every generic state can go into a checkpoint */
+	wa_generic_check_portable(q);
 	/* the caller will own it, and its worker will run this code as the caller */
 	wa_agg_query_check_code_owners(q, GetUserId(), name);
 	/* a logical source must be the caller's to read */
@@ -626,6 +617,10 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	resolve_result_names(result_table, &names);
 	create_result_tables(name, q, &names, logical);
 	CommandCounterIncrement();
+	/* DROP refuses the aggregates and functions its results come from */
+	result_oid = DatumGetObjectId(DirectFunctionCall1(regclassin,
+													  CStringGetDatum(psprintf("%s.%s", names.schema, names.result))));
+	wa_record_code_dependencies(q, result_oid);
 
 	/* the catalog row */
 	row.name = name;
@@ -766,6 +761,8 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 		drop_relation("TABLE", def->result_table);
 		drop_relation("TABLE", def->dead_letter_table);
 	}
+	else
+		wa_forget_code_dependencies(def->result_table);
 	SPI_finish();
 	wa_request_at_commit(pipeline_slot(def), WA_REQUEST_DROP);
 	/* the slot goes once the worker is gone (wa_hold_worker, above) */

@@ -27,6 +27,11 @@
  * compacted, so that a restarted worker starts from a log as long as its
  * state.
  *
+ * Generic aggregates' states (any PostgreSQL aggregate) go into their
+ * records as portable bytes (agg_generic_portable.c), and each chunk names
+ * the aggregates they belong to; the worker writes its cached states back
+ * before the engine reports its changed slices.
+ *
  * src/pipeline/checkpoint.c
  *
  *-------------------------------------------------------------------------
@@ -43,7 +48,8 @@
 
 void
 wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id, const WaKeyCodec *codec,
-			 uint32 acc_size, MemoryContext cxt)
+			 uint32 acc_size, const WaAggQuery *q, WaGeneric *generic,
+			 MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
@@ -54,6 +60,16 @@ wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id, const WaKeyCodec *codec,
 	wa_key_portable_init(&c->keys, codec);
 	initStringInfo(&c->key_buf);
 	initStringInfo(&c->delta);
+	if (generic != NULL && wa_generic_callbacks(generic) != NULL)
+	{
+		StringInfoData sig;
+
+		c->generic = generic;
+		initStringInfo(&sig);
+		wa_generic_signature(q, &sig);
+		c->signature = sig.data;
+		initStringInfo(&c->states_buf);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -80,6 +96,28 @@ close_chunk(WaCheckpoint *c)
 	c->full_chunks = lappend(c->full_chunks, chunk);
 	resetStringInfo(&c->delta);
 	c->chunk_slices = 0;
+}
+
+/* A slice with generic states: its record through the portable forms. */
+static void
+add_slice_with_states(WaCheckpoint *c, const wa_engine *engine,
+					  const char *key_data, uint32 key_len, int64 slice,
+					  const void *acc)
+{
+	uint32		record_len;
+
+	if (c->acc_buf == NULL)
+		c->acc_buf = palloc(c->acc_size);	/* known once an engine exists */
+	resetStringInfo(&c->states_buf);
+	wa_generic_states_to_portable(c->generic, engine, acc, &c->states_buf);
+	wa_engine_acc_to_portable(engine, acc, (uint8 *) c->acc_buf);
+	record_len = wa_ckpt_record_bytes(key_len, c->acc_size) + c->states_buf.len;
+	if (c->delta.len > WA_CKPT_HEADER_BYTES && c->delta.len + record_len > CHUNK_BYTES)
+		close_chunk(c);
+	if (c->delta.len == 0)
+		wa_ckpt_start_chunk(&c->delta, c->signature);
+	wa_ckpt_append_record(&c->delta, key_data, key_len, slice, c->acc_buf,
+						  c->acc_size, c->states_buf.data, c->states_buf.len);
 }
 
 /*
@@ -110,11 +148,19 @@ wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine, const wa_key *key,
 		key_data = c->key_buf.data;
 		key_len = c->key_buf.len;
 	}
+	if (c->generic != NULL)
+	{
+		add_slice_with_states(c, engine, key_data, key_len, slice, acc);
+		c->delta_slices++;
+		c->chunk_slices++;
+		MemoryContextSwitchTo(old);
+		return;
+	}
 	record_len = wa_ckpt_record_bytes(key_len, c->acc_size);
 	if (c->delta.len > WA_CKPT_HEADER_BYTES && c->delta.len + record_len > CHUNK_BYTES)
 		close_chunk(c);
 	if (c->delta.len == 0)
-		wa_ckpt_start_chunk(&c->delta);
+		wa_ckpt_start_chunk(&c->delta, NULL);
 	enlargeStringInfo(&c->delta, record_len);
 	p = wa_ckpt_put_record(c->delta.data + c->delta.len, key_data, key_len,
 						   slice, c->acc_size);
@@ -154,7 +200,8 @@ read_log(WaCheckpoint *c, const wa_engine *engine, WaCheckpointLog *log)
 	WaCheckpointRow *rows;
 	uint64		n_rows;
 
-	wa_ckpt_reader_init(&r, c->pipeline_id, c->acc_size, &c->keys, engine);
+	wa_ckpt_reader_init(&r, c->pipeline_id, c->acc_size, c->signature,
+						&c->keys, engine);
 	rows = wa_catalog_checkpoints_read(c->pipeline_id, &n_rows);
 	for (uint64 i = 0; i < n_rows; i++)
 		wa_ckpt_reader_add_row(&r, rows[i].seq, rows[i].expire_below,
@@ -177,20 +224,22 @@ write_compacted(WaCheckpoint *c, const WaCkptRecord *recs, int64 n)
 	wa_catalog_checkpoints_delete(c->pipeline_id);
 	c->log_bytes = 0;
 	initStringInfo(&chunk);
-	wa_ckpt_start_chunk(&chunk);
+	wa_ckpt_start_chunk(&chunk, c->signature);
 	for (int64 i = 0; i < n; i++)
 	{
 		if (chunk_slices > 0 &&
-			chunk.len + wa_ckpt_record_bytes(recs[i].key_len, c->acc_size) > CHUNK_BYTES)
+			chunk.len + wa_ckpt_record_bytes(recs[i].key_len, c->acc_size) +
+			recs[i].states_len > CHUNK_BYTES)
 		{
 			insert_row(c, ++c->seq, c->expired_below, chunk_slices,
 					   to_bytea(chunk.data, chunk.len));
 			resetStringInfo(&chunk);
-			wa_ckpt_start_chunk(&chunk);
+			wa_ckpt_start_chunk(&chunk, c->signature);
 			chunk_slices = 0;
 		}
 		wa_ckpt_append_record(&chunk, recs[i].key, recs[i].key_len, recs[i].slice,
-					  recs[i].acc, c->acc_size);
+							  recs[i].acc, c->acc_size, recs[i].states,
+							  recs[i].states_len);
 		chunk_slices++;
 	}
 	insert_row(c, ++c->seq, c->expired_below, chunk_slices,
@@ -229,7 +278,7 @@ wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_slices)
 		insert_row(c, ++c->seq, expire_below, chunk->n_slices, chunk->data);
 	}
 	if (c->delta.len == 0)
-		wa_ckpt_start_chunk(&c->delta);	/* an expiry alone */
+		wa_ckpt_start_chunk(&c->delta, c->signature);	/* an expiry alone */
 	insert_row(c, ++c->seq, expire_below, c->chunk_slices,
 			   to_bytea(c->delta.data, c->delta.len));
 	c->written_bytes += c->delta.len;
@@ -304,6 +353,9 @@ wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine, const WaCheckpointLog *log)
 			wa_check_for_interrupts_locked();
 		wa_key_from_portable(&c->keys, recs[i].key, recs[i].key_len, &key);
 		wa_engine_acc_from_portable(engine, (const uint8 *) recs[i].acc, acc);
+		if (c->generic != NULL)
+			wa_generic_states_from_portable(c->generic, engine, acc,
+											recs[i].states, recs[i].states_len);
 		if (!wa_engine_restore_slice(engine, &key, recs[i].slice, acc, c->acc_size))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),

@@ -27,6 +27,10 @@ typedef struct WaCheckpoint
 	MemoryContext cxt;			/* holds the delta */
 	WaKeyPortable keys;			/* keys to and from their portable form */
 	StringInfoData key_buf;		/* one key's portable form */
+	WaGeneric  *generic;		/* generic aggregates' states, or NULL */
+	char	   *signature;		/* of the generic aggregates, or NULL */
+	StringInfoData states_buf;	/* one accumulator's generic states */
+	char	   *acc_buf;		/* one accumulator's portable image */
 
 	List	   *full_chunks;	/* this epoch's full chunks (WaCkptChunk) */
 	StringInfoData delta;		/* the chunk being filled */
@@ -39,11 +43,14 @@ typedef struct WaCheckpoint
 	int64		written_records;	/* record size: the compaction rule */
 } WaCheckpoint;
 
+/* generic: the worker's generic aggregates of q (NULL when it has none) */
 extern void wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id,
 						 const WaKeyCodec *codec, uint32 acc_size,
+						 const WaAggQuery *q, WaGeneric *generic,
 						 MemoryContext cxt);
 extern void wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine,
-							  const wa_key *key, int64 slice, const void *acc);
+							  const wa_key *key, int64 slice,
+							  const void *acc);
 extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
 						  int64 live_slices);
 extern void wa_ckpt_reset(WaCheckpoint *c);

@@ -14,6 +14,13 @@
  * A slice record (kind 1) has the body
  *	  uint32 key length, key (key_portable.c), int64 slice number,
  *	  accumulator (wa_acc_to_portable: acc_size bytes).
+ * A pipeline with generic aggregates (any PostgreSQL aggregate) writes,
+ * instead, an aggregates record (kind 2) first in each chunk, whose body
+ * is the text of their signatures (wa_generic_signature), then slice
+ * records with states (kind 3): the body of a slice record followed by the
+ * accumulator's generic states (agg_generic_portable.c).  A chunk whose
+ * signatures are not the pipeline's is refused: its states were written
+ * for other aggregates.
  * Every integer is little-endian.  Records of a kind this build does not
  * know, a version it does not know, or any length that reaches past the
  * chunk are errors (ERRCODE_DATA_CORRUPTED), which stop the pipeline
@@ -37,54 +44,29 @@
  */
 #include "pipeline/checkpoint_format.h"
 
-#include "port/pg_bswap.h"
+#include "query/little_endian.h"
 
 #define CKPT_MAGIC "WACK"
 #define CKPT_FORMAT 2
 #define RECORD_SLICE 1
-
-/* ---------- little-endian integers ---------- */
-
-static inline void
-store_le32(char *p, uint32 v)
-{
-	v = pg_bswap32(pg_hton32(v));	/* big-endian, reversed: little-endian */
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_le64(char *p, uint64 v)
-{
-	v = pg_bswap64(pg_hton64(v));
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint32
-read_le32(const char *p)
-{
-	uint32		v;
-
-	memcpy(&v, p, sizeof(v));
-	return pg_ntoh32(pg_bswap32(v));
-}
-
-static uint64
-read_le64(const char *p)
-{
-	uint64		v;
-
-	memcpy(&v, p, sizeof(v));
-	return pg_ntoh64(pg_bswap64(v));
-}
+#define RECORD_AGGREGATES 2
+#define RECORD_SLICE_STATES 3
 
 /* ---------- writing ---------- */
 
 void
-wa_ckpt_start_chunk(StringInfo buf)
+wa_ckpt_start_chunk(StringInfo buf, const char *signature)
 {
 	static const char header[WA_CKPT_HEADER_BYTES] = {'W', 'A', 'C', 'K', CKPT_FORMAT, 0, 0, 0};
+	char		len[4];
 
 	appendBinaryStringInfo(buf, header, WA_CKPT_HEADER_BYTES);
+	if (signature == NULL)
+		return;
+	appendStringInfoChar(buf, RECORD_AGGREGATES);
+	wa_store_le32(len, (uint32) strlen(signature));
+	appendBinaryStringInfo(buf, len, sizeof(len));
+	appendBinaryStringInfo(buf, signature, (int) strlen(signature));
 }
 
 /*
@@ -97,24 +79,41 @@ wa_ckpt_put_record(char *p, const char *key, uint32 key_len, int64 slice,
 				   uint32 acc_size)
 {
 	*p++ = RECORD_SLICE;
-	store_le32(p, wa_ckpt_record_bytes(key_len, acc_size) - WA_CKPT_RECORD_HEADER_BYTES);
-	store_le32(p + 4, key_len);
+	wa_store_le32(p, wa_ckpt_record_bytes(key_len, acc_size) - WA_CKPT_RECORD_HEADER_BYTES);
+	wa_store_le32(p + 4, key_len);
 	memcpy(p + 8, key, key_len);
-	store_le64(p + 8 + key_len, (uint64) slice);
+	wa_store_le64(p + 8 + key_len, (uint64) slice);
 	return p + 8 + key_len + sizeof(int64);
 }
 
-/* A record whose key and accumulator are portable already. */
+/* A record whose key, accumulator and states are portable already. */
 void
 wa_ckpt_append_record(StringInfo buf, const char *key, uint32 key_len,
-					  int64 slice, const char *acc, uint32 acc_size)
+					  int64 slice, const char *acc, uint32 acc_size,
+					  const char *states, uint32 states_len)
 {
 	uint32		len = wa_ckpt_record_bytes(key_len, acc_size);
 	char	   *p;
 
+	if (states != NULL)
+	{
+		if ((uint64) len + states_len > PG_UINT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("aggregate states of %u bytes in one slice are too large for a checkpoint",
+							states_len)));
+		len += states_len;
+	}
 	enlargeStringInfo(buf, len);
 	p = wa_ckpt_put_record(buf->data + buf->len, key, key_len, slice, acc_size);
+	if (states != NULL)
+	{
+		buf->data[buf->len] = RECORD_SLICE_STATES;
+		wa_store_le32(buf->data + buf->len + 1, len - WA_CKPT_RECORD_HEADER_BYTES);
+	}
 	memcpy(p, acc, acc_size);
+	if (states != NULL)
+		memcpy(p + acc_size, states, states_len);
 	buf->len += len;
 	buf->data[buf->len] = '\0';
 }
@@ -173,6 +172,8 @@ next_record(WaCkptReader *r)
 static void
 read_chunk(WaCkptReader *r, int64 seq, const char *p, const char *end)
 {
+	bool		named = false;	/* this chunk's aggregates record was read */
+
 	if (end - p < WA_CKPT_HEADER_BYTES)
 		corrupt(r, seq, "the header is cut short");
 	if (p[4] != CKPT_FORMAT)
@@ -188,28 +189,56 @@ read_chunk(WaCkptReader *r, int64 seq, const char *p, const char *end)
 		uint32		body_len;
 		const char *body;
 		WaCkptRecord *rec;
+		uint32		fixed_len;
 
 		if (end - p < (ptrdiff_t) WA_CKPT_RECORD_HEADER_BYTES)
 			corrupt(r, seq, "a record header is cut short");
 		kind = (uint8) p[0];
-		body_len = read_le32(p + 1);
+		body_len = wa_read_le32(p + 1);
 		p += WA_CKPT_RECORD_HEADER_BYTES;
 		if ((uint64) (end - p) < body_len)
 			corrupt(r, seq, "a record reaches past the end of its row");
 		body = p;
 		p += body_len;
-		if (kind != RECORD_SLICE)
+		if (kind == RECORD_AGGREGATES)
+		{
+			if (r->signature == NULL)
+				corrupt(r, seq, "it names aggregates, and the pipeline has no generic ones");
+			if (body_len != strlen(r->signature) ||
+				memcmp(body, r->signature, body_len) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("checkpoint of pipeline %d holds states of other aggregates than its query's",
+								r->pipeline_id),
+						 errdetail("The checkpoint names %.*s; the query names %s.",
+								   (int) Min(body_len, 1024), body, r->signature),
+						 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
+			named = true;
+			continue;
+		}
+		if (kind != RECORD_SLICE && kind != RECORD_SLICE_STATES)
 			corrupt(r, seq, psprintf("a record is of unknown kind %d", (int) kind));
+		if ((kind == RECORD_SLICE_STATES) != (r->signature != NULL))
+			corrupt(r, seq, r->signature != NULL ?
+					"a slice record has no aggregate states" :
+					"a slice record has aggregate states, and the pipeline has no generic aggregates");
+		if (kind == RECORD_SLICE_STATES && !named)
+			corrupt(r, seq, "aggregate states come before the record naming their aggregates");
 		rec = next_record(r);
 		if (body_len < sizeof(uint32))
 			corrupt(r, seq, "a slice record is cut short");
-		rec->key_len = read_le32(body);
-		if ((uint64) body_len != (uint64) sizeof(uint32) + rec->key_len +
+		rec->key_len = wa_read_le32(body);
+		if ((uint64) body_len < (uint64) sizeof(uint32) + rec->key_len +
 			sizeof(int64) + r->acc_size)
 			corrupt(r, seq, "a slice record's lengths do not add up");
+		fixed_len = sizeof(uint32) + rec->key_len + sizeof(int64) + r->acc_size;
+		if (kind == RECORD_SLICE && body_len != fixed_len)
+			corrupt(r, seq, "a slice record's lengths do not add up");
 		rec->key = body + sizeof(uint32);
-		rec->slice = (int64) read_le64(rec->key + rec->key_len);
+		rec->slice = (int64) wa_read_le64(rec->key + rec->key_len);
 		rec->acc = rec->key + rec->key_len + sizeof(int64);
+		rec->states = kind == RECORD_SLICE_STATES ? rec->acc + r->acc_size : NULL;
+		rec->states_len = body_len - fixed_len;
 	}
 }
 
@@ -222,6 +251,8 @@ read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
 {
 	if (r->engine == NULL)
 		corrupt(r, seq, "a row of format 1 follows rows of format 2");
+	if (r->signature != NULL)
+		corrupt(r, seq, "a row of format 1 has no aggregate states");
 	r->legacy = true;
 	while (p < end)
 	{
@@ -269,16 +300,20 @@ read_legacy_row(WaCkptReader *r, int64 seq, const char *p, const char *end)
 		rec->key_len = r->scratch.len;
 		rec->slice = slice;
 		rec->acc = acc;
+		rec->states = NULL;
+		rec->states_len = 0;
 	}
 }
 
 void
 wa_ckpt_reader_init(WaCkptReader *r, int32 pipeline_id, uint32 acc_size,
-					WaKeyPortable *keys, const wa_engine *engine)
+					const char *signature, WaKeyPortable *keys,
+					const wa_engine *engine)
 {
 	memset(r, 0, sizeof(*r));
 	r->pipeline_id = pipeline_id;
 	r->acc_size = acc_size;
+	r->signature = signature;
 	r->keys = keys;
 	r->engine = engine;
 	r->expired_below = PG_INT64_MIN;

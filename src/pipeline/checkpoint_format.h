@@ -29,12 +29,15 @@ wa_ckpt_record_bytes(uint32 key_len, uint32 acc_size)
 		sizeof(int64) + acc_size;
 }
 
-extern void wa_ckpt_start_chunk(StringInfo buf);
+/* signature: of the generic aggregates (wa_generic_signature), or NULL */
+extern void wa_ckpt_start_chunk(StringInfo buf, const char *signature);
 extern char *wa_ckpt_put_record(char *p, const char *key, uint32 key_len,
 								int64 slice, uint32 acc_size);
+/* states: the generic states (wa_generic_states_to_portable), or NULL */
 extern void wa_ckpt_append_record(StringInfo buf, const char *key,
 								  uint32 key_len, int64 slice,
-								  const char *acc, uint32 acc_size);
+								  const char *acc, uint32 acc_size,
+								  const char *states, uint32 states_len);
 
 /* ---------- reading ---------- */
 
@@ -45,6 +48,8 @@ typedef struct WaCkptRecord
 	uint32		key_len;
 	int64		slice;
 	const char *acc;
+	const char *states;			/* generic states, or NULL */
+	uint32		states_len;
 	int64		order;			/* position in the log: later wins */
 } WaCkptRecord;
 
@@ -64,6 +69,7 @@ typedef struct WaCkptReader
 {
 	int32		pipeline_id;	/* for messages */
 	uint32		acc_size;
+	const char *signature;		/* of the generic aggregates, or NULL */
 	WaKeyPortable *keys;		/* converts format 1 keys */
 	const wa_engine *engine;	/* converts format 1 accumulators; NULL:
 								 * such rows are corrupt */
@@ -78,8 +84,8 @@ typedef struct WaCkptReader
 } WaCkptReader;
 
 extern void wa_ckpt_reader_init(WaCkptReader *r, int32 pipeline_id,
-								uint32 acc_size, WaKeyPortable *keys,
-								const wa_engine *engine);
+								uint32 acc_size, const char *signature,
+								WaKeyPortable *keys, const wa_engine *engine);
 extern void wa_ckpt_reader_add_row(WaCkptReader *r, int64 seq,
 								   int64 expire_below, int32 acc_size,
 								   const char *data, uint32 len);

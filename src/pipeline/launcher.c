@@ -331,8 +331,16 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 	{
 		if (!running)
 		{
-			/* normally the worker gave it back already; a live() may read */
-			wa_state_lock_exclusive(slot);
+			/*
+			 * Normally the worker gave it back already; a live() may read,
+			 * running the owner's final functions: never wait for it, or
+			 * one role's code would hold up every pipeline.  Next pass.
+			 */
+			if (!LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
+			{
+				*next_wakeup_ms = Min(*next_wakeup_ms, 100);
+				return;
+			}
 			slot->engine = NULL;
 			wa_arena_reset(&slot->arena);
 			LWLockRelease(&slot->state_lock);

@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 #include "miscadmin.h"
@@ -279,8 +280,8 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 	for (int i = 0; i < q->n_keys; i++)
 		appendStringInfo(&cols, "%s, ", quote_identifier(q->keys[i].name));
 	appendStringInfoString(&cols, "window_start, window_end");
-	for (int i = 0; i < q->n_aggs; i++)
-		appendStringInfo(&cols, ", %s", quote_identifier(q->aggs[i].name));
+	for (int i = 0; i < q->n_outputs; i++)
+		appendStringInfo(&cols, ", %s", quote_identifier(q->outputs[i].name));
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (%s, pane, revision, updated_at) "
@@ -295,9 +296,9 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 	for (int i = 0; i < q->n_keys; i++)
 		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
 	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
-	for (int i = 0; i < q->n_aggs; i++)
-		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->aggs[i].name),
-						 quote_identifier(q->aggs[i].name));
+	for (int i = 0; i < q->n_outputs; i++)
+		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
+						 quote_identifier(q->outputs[i].name));
 	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
 						   "updated_at = EXCLUDED.updated_at");
 	sink->upsert_plan = prepare_pane_plan(sink, sql.data);
@@ -331,11 +332,12 @@ build_dead_letter_insert(WaSink *sink, const WaPipelineDef *def)
 
 void
 wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
-			 WaKeyCodec *codec, uint32 acc_size, MemoryContext long_lived)
+			 WaKeyCodec *codec, uint32 acc_size, WaGeneric *generic,
+			 MemoryContext long_lived)
 {
 	MemoryContext old = MemoryContextSwitchTo(long_lived);
 	Oid		   *types;
-	int			ncols = q->n_keys + 2 + q->n_aggs;
+	int			ncols = q->n_keys + 2 + q->n_outputs;
 	Oid			dead_types[5];
 
 	memset(sink, 0, sizeof(*sink));
@@ -349,8 +351,17 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 		types[i] = q->keys[i].typid;
 	types[q->n_keys] = sink->window_type;
 	types[q->n_keys + 1] = sink->window_type;
-	for (int i = 0; i < q->n_aggs; i++)
-		types[q->n_keys + 2 + i] = q->aggs[i].result_type;
+	sink->out_typlen = palloc(sizeof(int16) * (q->n_outputs + 1));
+	sink->out_byval = palloc(sizeof(bool) * (q->n_outputs + 1));
+	for (int i = 0; i < q->n_outputs; i++)
+	{
+		types[q->n_keys + 2 + i] = q->outputs[i].type;
+		get_typlenbyval(q->outputs[i].type, &sink->out_typlen[i],
+						&sink->out_byval[i]);
+	}
+	sink->outputs = wa_output_eval_create(q);
+	sink->out_values = palloc(sizeof(Datum) * (q->n_outputs + 1));
+	sink->out_nulls = palloc(sizeof(bool) * (q->n_outputs + 1));
 	types[ncols] = BOOLOID;		/* late, not sent: it picks the statement */
 	columns_init(&sink->panes, ncols + 1, types, long_lived);
 	sink->panes.nsent = ncols;
@@ -371,7 +382,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	build_dead_letter_insert(sink, def);
 	/* SPI calls leave SPI's context current */
 	MemoryContextSwitchTo(long_lived);
-	wa_ckpt_init(&sink->ckpt, def->id, codec, acc_size, long_lived);
+	wa_ckpt_init(&sink->ckpt, def->id, codec, acc_size, q, generic, long_lived);
 	sink->key_values = palloc(sizeof(Datum) * (q->n_keys + 1));
 	sink->key_nulls = palloc(sizeof(bool) * (q->n_keys + 1));
 	MemoryContextSwitchTo(old);
@@ -448,11 +459,19 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 		c->values[c->ncols - 1][row] = BoolGetDatum(pane->kind == WA_PANE_LATE);
 		c->nulls[c->ncols - 1][row] = false;
 	}
-	for (int i = 0; i < q->n_aggs; i++)
+	/*
+	 * Generic aggregates' values live until the next pane's: the epoch
+	 * keeps copies.
+	 */
+	wa_output_values(sink->outputs, pane->results, sink->out_values,
+					 sink->out_nulls);
+	for (int i = 0; i < q->n_outputs; i++)
 	{
 		col = q->n_keys + 2 + i;
-		c->values[col][row] = wa_result_to_datum(&q->aggs[i], &pane->results[i],
-												 &c->nulls[col][row]);
+		c->nulls[col][row] = sink->out_nulls[i];
+		c->values[col][row] = sink->out_nulls[i] ? (Datum) 0 :
+			datumCopy(sink->out_values[i], sink->out_byval[i],
+					  sink->out_typlen[i]);
 	}
 }
 

@@ -51,12 +51,18 @@ typedef struct WaSink
 	SPIPlanPtr	dead_plan;
 	Datum	   *key_values;		/* scratch for decoding a key */
 	bool	   *key_nulls;
+	WaOutputEval *outputs;		/* the result columns of a pane */
+	Datum	   *out_values;		/* scratch for them */
+	bool	   *out_nulls;
+	int16	   *out_typlen;		/* to copy them into the epoch's memory */
+	bool	   *out_byval;
 } WaSink;
 
 /* Prepare the statements (SPI connected; long_lived holds the plans). */
 extern void wa_sink_init(WaSink *sink, const WaPipelineDef *def,
 						 const WaAggQuery *q, WaKeyCodec *codec,
-						 uint32 acc_size, MemoryContext long_lived);
+						 uint32 acc_size, WaGeneric *generic,
+						 MemoryContext long_lived);
 extern void wa_sink_add_pane(WaSink *sink, const wa_pane *pane);
 /* source_row: a logical source's row as jsonb (table sources read it back) */
 extern void wa_sink_add_dead_letter(WaSink *sink, int64 arrival,

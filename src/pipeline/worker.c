@@ -93,6 +93,9 @@ typedef struct Worker
 
 	WaPipelineDef *def;
 	WaAggQuery *query;
+	WaGeneric  *generic;		/* its aggregates without kernels */
+	int16	   *input_typlen;	/* of each aggregate input */
+	bool	   *input_byval;
 	uint8		shape[WA_SHAPE_LEN];	/* of the query the engine runs */
 	WaKeyCodec	codec;
 	wa_engine  *engine;
@@ -159,6 +162,9 @@ unlock_state(Worker *w)
 {
 	if (!w->locked)
 		return;
+	/* readers see generic aggregates' states in the engine, not our cache */
+	if (w->engine != NULL)
+		wa_generic_write_back(w->generic);
 	w->slot->engine_busy = false;
 	LWLockRelease(&w->slot->state_lock);
 	w->locked = false;
@@ -362,6 +368,14 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	r->some_out_of_range = in_range == WA_IN_RANGE_SOME;
 	wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]);
 	old = MemoryContextSwitchTo(w->row_cxt);
+	/* generic aggregates read by-reference inputs after the scan moved on */
+	for (int j = 0; j < w->n_inputs; j++)
+	{
+		wa_value   *v = &w->inputs[w->n_batched * w->n_inputs + j];
+
+		if (!w->input_byval[j] && !v->isnull)
+			v->i = (int64) datumCopy((Datum) v->i, false, w->input_typlen[j]);
+	}
 	wa_key_encode(&w->codec, slot->tts_values, slot->tts_isnull, &r->key);
 	if (!q->int_key)
 	{
@@ -420,6 +434,7 @@ create_engine(Worker *w)
 							   w->def->lateness, &config);
 	config.emit = emit_pane;
 	config.emit_arg = w;
+	config.generic = wa_generic_callbacks(w->generic);
 	wa_arena_allocator_init(&w->allocator, w->slot);
 	config.allocator = &w->allocator;
 	wa_engine_config_check(&config);
@@ -723,9 +738,9 @@ check_result_types(Worker *w, const WaAggQuery *q)
 							q->keys[i].typid);
 	check_result_column(w, w->def->result_table, "window_start", window_type);
 	check_result_column(w, w->def->result_table, "window_end", window_type);
-	for (int i = 0; i < q->n_aggs; i++)
-		check_result_column(w, w->def->result_table, q->aggs[i].name,
-							q->aggs[i].result_type);
+	for (int i = 0; i < q->n_outputs; i++)
+		check_result_column(w, w->def->result_table, q->outputs[i].name,
+							q->outputs[i].type);
 }
 
 /*
@@ -890,6 +905,8 @@ run_epoch(Worker *w)
 	if (flush)
 		wa_engine_flush(w->engine);
 	wa_engine_emit_late(w->engine);
+	/* the checkpoint reads generic states from the engine's memory */
+	wa_generic_write_back(w->generic);
 	wa_sink_collect_checkpoint(&w->sink, w->engine, &time);
 	engine_step_end(&step);
 	w->committed.max_event_time = time.max_ts;
@@ -1040,11 +1057,18 @@ setup(Worker *w)
 		w->clock_zone = wa_time_zone(w->def->time_zone, w->def->name);
 	w->n_inputs = wa_agg_query_n_inputs(w->query);
 	w->inputs = palloc0(sizeof(wa_value) * (w->n_inputs + 1) * ROWS_PER_BATCH);
+	w->input_typlen = palloc(sizeof(int16) * (w->n_inputs + 1));
+	w->input_byval = palloc(sizeof(bool) * (w->n_inputs + 1));
+	for (int j = 0; j < w->n_inputs; j++)
+		get_typlenbyval(w->query->input_types[j], &w->input_typlen[j],
+						&w->input_byval[j]);
 	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
 	/* after the query's code was checked: it plans and compiles the query */
 	wa_source_prepare(w->source);
+	/* run as the owner, like the query: checks it may call them */
+	w->generic = wa_generic_create(w->query);
 	/* the accumulator size is known once an engine exists (restore) */
-	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->cxt);
+	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->generic, w->cxt);
 	w->progress_plan = wa_catalog_progress_prepare();
 	CacheRegisterRelcacheCallback(source_invalidated, PointerGetDatum(w));
 	MemoryContextSwitchTo(old);
@@ -1179,6 +1203,8 @@ recover_from_error(Worker *w)
 	 */
 	discard_engine(w->slot);
 	w->engine = NULL;
+	if (w->generic != NULL)
+		wa_generic_forget(w->generic);
 
 	/*
 	 * A pipeline dropped with its tables while its worker runs makes the

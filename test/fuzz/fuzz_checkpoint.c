@@ -42,6 +42,7 @@ typedef struct Case
 	WaKeyPortable keys;
 	wa_engine  *engine;
 	bool		legacy_allowed;
+	const char *signature;		/* of generic aggregates: states expected */
 	wa_time_state time;			/* restored before the slices */
 	WaCheckpointLog log;
 	int64_t		panes;
@@ -62,6 +63,7 @@ set_up_keys(void *arg)
 	shim_take_key_columns(&c->in, (shape & 1) != 0, 3, &c->codec, c->cols);
 	wa_key_portable_init(&c->keys, &c->codec);
 	c->legacy_allowed = (shape & 2) != 0;
+	c->signature = (shape & 4) != 0 ? "pg_catalog.sum(numeric)" : NULL;
 }
 
 /* The rows, read as a worker reads them. */
@@ -73,7 +75,7 @@ read_rows(void *arg)
 	int			n_rows = 1 + (int) take_below(&c->in, 4);
 	uint32		acc_size = wa_engine_acc_size(c->engine);
 
-	wa_ckpt_reader_init(&r, 1, acc_size, &c->keys,
+	wa_ckpt_reader_init(&r, 1, acc_size, c->signature, &c->keys,
 						c->legacy_allowed ? c->engine : NULL);
 	for (int i = 0; i < n_rows; i++)
 	{
@@ -105,13 +107,15 @@ round_trip(void *arg)
 	WaCheckpointLog again;
 
 	initStringInfo(&chunk);
-	wa_ckpt_start_chunk(&chunk);
+	wa_ckpt_start_chunk(&chunk, c->signature);
 	for (int64 i = 0; i < c->log.n; i++)
 		wa_ckpt_append_record(&chunk, c->log.records[i].key,
 							  c->log.records[i].key_len,
 							  c->log.records[i].slice,
-							  c->log.records[i].acc, acc_size);
-	wa_ckpt_reader_init(&r, 1, acc_size, &c->keys, NULL);
+							  c->log.records[i].acc, acc_size,
+							  c->log.records[i].states,
+							  c->log.records[i].states_len);
+	wa_ckpt_reader_init(&r, 1, acc_size, c->signature, &c->keys, NULL);
 	wa_ckpt_reader_add_row(&r, 1, PG_INT64_MIN, (int32) acc_size, chunk.data,
 						   (uint32) chunk.len);
 	wa_ckpt_reader_finish(&r, &again);
@@ -128,7 +132,10 @@ round_trip(void *arg)
 
 		if (x->key_len != y->key_len || x->slice != y->slice ||
 			memcmp(x->key, y->key, x->key_len) != 0 ||
-			memcmp(x->acc, y->acc, acc_size) != 0)
+			memcmp(x->acc, y->acc, acc_size) != 0 ||
+			(x->states == NULL) != (y->states == NULL) ||
+			x->states_len != y->states_len ||
+			(x->states != NULL && memcmp(x->states, y->states, x->states_len) != 0))
 		{
 			fprintf(stderr, "round trip: record %lld differs\n", (long long) i);
 			abort();
