@@ -62,6 +62,8 @@ work_done(WaGeneric *g, MemoryContext old)
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(g->work_cxt);
 	ReScanExprContext(g->aggstate->tmpcontext);
+	if (g->aggstate->curaggcontext->ecxt_callbacks != NULL)
+		g->callbacks_registered = true;
 }
 
 /* ---------- the callbacks ---------- */
@@ -125,6 +127,7 @@ generic_transition_body(void *arg, wa_mem *mem, int agg, void **slot,
 			return;
 	}
 	old = MemoryContextSwitchTo(g->work_cxt);
+	wa_set_aggcontext(g, c, NULL);
 	call->args[0].value = c->value;
 	call->args[0].isnull = c->isnull;
 	call->isnull = false;
@@ -152,6 +155,7 @@ generic_combine_body(void *arg, wa_mem *mem, int agg, void **dst, const void *sr
 		*dst = wa_handle_create(g, mem);
 	c = wa_state_cache(g, a, mem, *dst);
 	old = MemoryContextSwitchTo(g->work_cxt);
+	wa_set_aggcontext(g, wa_state_cached(g, src), g->work_cxt);
 	s_value = wa_state_read(g, a, src, &s_isnull, &s_no_value, &s_live);
 	if (a->form == STATE_DISTINCT)
 	{
@@ -179,7 +183,8 @@ generic_combine_body(void *arg, wa_mem *mem, int agg, void **dst, const void *sr
 		/* an internal state of its own, in the cache (the aggregate context) */
 		if (a->form == STATE_SERIALIZED)
 		{
-			MemoryContextSwitchTo(g->cache_cxt);
+			MemoryContextSwitchTo(c->cxt);
+			wa_set_aggcontext(g, c, NULL);
 			s_value = wa_state_private_copy(g, a, s_value);
 			MemoryContextSwitchTo(g->work_cxt);
 		}
@@ -187,6 +192,7 @@ generic_combine_body(void *arg, wa_mem *mem, int agg, void **dst, const void *sr
 		work_done(g, old);
 		return;
 	}
+	wa_set_aggcontext(g, c, NULL);
 	call->args[0].value = c->value;
 	call->args[0].isnull = c->isnull;
 	call->args[1].value = s_value;
@@ -223,6 +229,8 @@ generic_final_body(void *arg, int agg, const void *state, wa_result *result)
 	memset(result, 0, sizeof(*result));
 
 	old = MemoryContextSwitchTo(g->work_cxt);
+	/* a live state's own context; scratch for one read from its bytes */
+	wa_set_aggcontext(g, wa_state_cached(g, state), g->work_cxt);
 	value = wa_state_read(g, a, state, &isnull, &no_value, &live);
 
 	/* DISTINCT: the aggregate's state over the window's set, a fresh one */
@@ -247,6 +255,7 @@ generic_final_body(void *arg, int agg, const void *state, wa_result *result)
 	else if (!isnull && OidIsValid(a->finalfn.fn_oid) &&
 			 a->finalmodify != AGGMODIFY_READ_ONLY)
 	{
+		wa_set_aggcontext(g, NULL, g->work_cxt);
 		if (a->form == STATE_FLAT)
 			value = datumCopy(value, false, a->translen);
 		else if (a->form == STATE_SERIALIZED && live)

@@ -105,6 +105,9 @@ typedef struct CachedState
 	bool		isnull;
 	bool		no_value;		/* no input yet, and no initial value */
 	bool		dirty;			/* changed since written to the blob */
+	MemoryContext cxt;			/* an internal state's or a set's own
+								 * memory (its aggregate context), freed
+								 * with it; NULL for other forms */
 	struct CachedState *next;
 } CachedState;
 
@@ -117,7 +120,9 @@ struct WaGeneric
 	int			first_generic;
 	AggState   *aggstate;		/* for AggCheckCallContext and friends */
 	uint64		id;				/* marks the handles this cache holds */
-	MemoryContext cache_cxt;	/* live values: the aggregate context */
+	MemoryContext cache_cxt;	/* live values, and their contexts */
+	bool		callbacks_registered;	/* by a support function: states'
+										 * contexts then live until a flush */
 	Size		cache_limit;	/* written back beyond this */
 	int			calls_since_flush;
 	ExprContext *fold_context;	/* aggregate context of DISTINCT folds */
@@ -150,6 +155,19 @@ struct WaGeneric
 		call; \
 		InterruptHoldoffCount = held_; \
 	} while (0)
+
+/*
+ * The aggregate context a support function sees (AggCheckCallContext) while
+ * it works on cached state c: the state's own context, so that releasing
+ * the state frees what the function allocated for it; the cache's for a
+ * state without one; cxt itself when c is NULL.
+ */
+static inline void
+wa_set_aggcontext(WaGeneric *g, const CachedState *c, MemoryContext cxt)
+{
+	g->aggstate->curaggcontext->ecxt_per_tuple_memory =
+		c == NULL ? cxt : c->cxt != NULL ? c->cxt : g->cache_cxt;
+}
 
 /* agg_generic_state.c */
 extern WaStateHandle *wa_handle_create(WaGeneric *g, wa_mem *mem);

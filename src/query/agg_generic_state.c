@@ -227,14 +227,20 @@ wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h)
 	CachedState *c = wa_state_cached(g, h);
 
 	/*
-	 * The cache entry goes with the next flush; a flat value now (windows'
-	 * scratch states come and go once per pane).  An internal state has
-	 * no destructor: it stays in the cache context until the flush.
+	 * The cache entry goes with the next flush; its value now (windows'
+	 * scratch states come and go once per pane): a flat value, or an
+	 * internal state or set with its own context.
 	 */
 	if (c != NULL)
 	{
 		if (c->agg->form == STATE_FLAT && !c->isnull)
 			pfree(DatumGetPointer(c->value));
+		/* unless a registered callback may still need it at the flush */
+		if (c->cxt != NULL && !g->callbacks_registered)
+		{
+			MemoryContextDelete(c->cxt);
+			c->cxt = NULL;
+		}
 		c->isnull = true;
 		c->handle = NULL;
 	}
@@ -298,12 +304,18 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 
 	if (c != NULL)
 		return c;
-	old = MemoryContextSwitchTo(g->cache_cxt);
-	c = palloc(sizeof(CachedState));
+	c = MemoryContextAlloc(g->cache_cxt, sizeof(CachedState));
 	c->handle = h;
 	c->agg = a;
 	c->mem = mem;
 	c->dirty = false;
+	/* an internal state or a set: in memory of its own, freed with it */
+	c->cxt = NULL;
+	if (a->form == STATE_SERIALIZED || a->form == STATE_DISTINCT)
+		c->cxt = AllocSetContextCreate(g->cache_cxt, "windowagg aggregate state",
+									   ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(c->cxt != NULL ? c->cxt : g->cache_cxt);
+	wa_set_aggcontext(g, c, NULL);
 	c->no_value = h->blob == NULL && a->initval_isnull &&
 		a->form != STATE_DISTINCT;
 	if (h->blob == NULL)
@@ -418,6 +430,7 @@ wa_generic_forget(WaGeneric *g)
 {
 	/* the handles are gone with their engine: only the values go here */
 	g->cached = NULL;
+	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
 	MemoryContextReset(g->work_cxt);
 	MemoryContextReset(g->result_cxt);
@@ -438,6 +451,7 @@ wa_generic_flush(WaGeneric *g)
 	}
 	g->cached = NULL;
 	/* callbacks registered by the support functions run, then the reset */
+	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
 }
 
