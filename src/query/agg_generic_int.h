@@ -108,6 +108,7 @@ typedef struct CachedState
 	MemoryContext cxt;			/* an internal state's or a set's own
 								 * memory (its aggregate context), freed
 								 * with it; NULL for other forms */
+	Size		counted;		/* cxt's bytes in WaGeneric.states_bytes */
 	struct CachedState *next;
 } CachedState;
 
@@ -124,6 +125,7 @@ struct WaGeneric
 	bool		callbacks_registered;	/* by a support function: states'
 										 * contexts then live until a flush */
 	Size		cache_limit;	/* written back beyond this */
+	Size		states_bytes;	/* in the states' own contexts */
 	int			calls_since_flush;
 	ExprContext *fold_context;	/* aggregate context of DISTINCT folds */
 	CachedState *cached;		/* every entry, for the flush */

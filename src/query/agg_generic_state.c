@@ -240,6 +240,8 @@ wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h)
 		{
 			MemoryContextDelete(c->cxt);
 			c->cxt = NULL;
+			g->states_bytes -= c->counted;
+			c->counted = 0;
 		}
 		c->isnull = true;
 		c->handle = NULL;
@@ -295,6 +297,23 @@ wa_state_cached(WaGeneric *g, const WaStateHandle *h)
 	return NULL;
 }
 
+/*
+ * Keep the count of the states' own contexts current after c changed (a
+ * state's context is a leaf, or has the few contexts of its expanded
+ * values: counting it costs little, unlike counting every state's).
+ */
+static void
+count_state_memory(WaGeneric *g, CachedState *c)
+{
+	Size		now;
+
+	if (c->cxt == NULL)
+		return;
+	now = MemoryContextMemAllocated(c->cxt, true);
+	g->states_bytes += now - c->counted;
+	c->counted = now;
+}
+
 /* The handle's live value, brought into the cache if it is not there. */
 CachedState *
 wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
@@ -314,6 +333,7 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 	if (a->form == STATE_SERIALIZED || a->form == STATE_DISTINCT)
 		c->cxt = AllocSetContextCreate(g->cache_cxt, "windowagg aggregate state",
 									   ALLOCSET_SMALL_SIZES);
+	c->counted = 0;
 	old = MemoryContextSwitchTo(c->cxt != NULL ? c->cxt : g->cache_cxt);
 	wa_set_aggcontext(g, c, NULL);
 	c->no_value = h->blob == NULL && a->initval_isnull &&
@@ -330,6 +350,7 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 			c->value = PointerGetDatum(wa_distinct_copy(a, (WaDistinctSet *) DatumGetPointer(c->value)));
 	}
 	MemoryContextSwitchTo(old);
+	count_state_memory(g, c);
 	c->next = g->cached;
 	g->cached = c;
 	h->cache_id = g->id;
@@ -392,6 +413,7 @@ wa_state_set(WaGeneric *g, CachedState *c, Datum value, bool isnull)
 	c->isnull = isnull;
 	c->no_value = false;
 	c->dirty = true;
+	count_state_memory(g, c);
 }
 
 /*
@@ -430,6 +452,7 @@ wa_generic_forget(WaGeneric *g)
 {
 	/* the handles are gone with their engine: only the values go here */
 	g->cached = NULL;
+	g->states_bytes = 0;
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
 	MemoryContextReset(g->work_cxt);
@@ -450,22 +473,31 @@ wa_generic_flush(WaGeneric *g)
 		}
 	}
 	g->cached = NULL;
+	g->states_bytes = 0;
 	/* callbacks registered by the support functions run, then the reset */
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
 }
 
 /*
- * Beyond the limit (child contexts counted: expanded arrays live there),
- * write everything back and start afresh.  A cache that fills again within
- * a few calls holds a state nearly as large as the limit: the limit
- * doubles, rather than writing that state back on every row.
+ * Beyond the limit, write everything back and start afresh.  The cache's
+ * own bytes and the states' contexts are counted on every call; every
+ * other context below the cache (expanded values of flat states) once in
+ * a while, since walking them all costs as much as there are states.  A
+ * cache that fills again within a few calls holds a state nearly as large
+ * as the limit: the limit doubles, rather than writing that state back on
+ * every row.
  */
 void
 wa_state_maybe_flush(WaGeneric *g)
 {
+	Size		used;
+
 	g->calls_since_flush++;
-	if (MemoryContextMemAllocated(g->cache_cxt, true) <= g->cache_limit)
+	used = MemoryContextMemAllocated(g->cache_cxt, false) + g->states_bytes;
+	if (used <= g->cache_limit && (g->calls_since_flush & 1023) == 0)
+		used = MemoryContextMemAllocated(g->cache_cxt, true);
+	if (used <= g->cache_limit)
 		return;
 	if (g->calls_since_flush < 16)
 		g->cache_limit *= 2;
