@@ -38,7 +38,7 @@ VACUUM ANALYZE hop_events;
 
 -- seconds to run a query and discard its rows (timed() is bench/timed.sql)
 CREATE FUNCTION timed_rows(q text, runs int DEFAULT 3) RETURNS float8 LANGUAGE sql
-RETURN timed('SELECT count(*) FROM (' || q || ') x', runs);
+RETURN timed('SELECT count(x) FROM (' || q || ') x', runs);
 CREATE FUNCTION report(name text, n bigint, wa float8, plain float8) RETURNS text
 LANGUAGE sql RETURN format('case=%s events=%s work_mem=%s windowagg_s=%s plain_s=%s ratio=%s',
                            name, n, current_setting('work_mem'), round(wa::numeric, 3),

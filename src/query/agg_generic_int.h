@@ -126,6 +126,9 @@ struct WaGeneric
 										 * contexts then live until a flush */
 	Size		cache_limit;	/* written back beyond this */
 	Size		states_bytes;	/* in the states' own contexts */
+	int64		n_cached;		/* entries in cached */
+	int64		n_written_back;	/* entries the last flush wrote back */
+	int64		calls_since_walk;	/* since all contexts were counted */
 	int			calls_since_flush;
 	ExprContext *fold_context;	/* aggregate context of DISTINCT folds */
 	CachedState *cached;		/* every entry, for the flush */
@@ -136,10 +139,12 @@ struct WaGeneric
 
 
 /*
- * Live values a cache may hold before they are written back (more when one
- * state alone is larger: see wa_state_maybe_flush).
+ * Live values a cache may hold before they are written back, at first, and
+ * at most: the limit doubles while the states written back are needed
+ * again right away (see wa_state_maybe_flush).
  */
 #define WA_GENERIC_CACHE_LIMIT ((Size) 64 * 1024 * 1024)
+#define WA_GENERIC_CACHE_MAX ((Size) 512 * 1024 * 1024)
 
 /*
  * The support functions are the aggregate owner's code, and may run long:
@@ -171,12 +176,20 @@ wa_set_aggcontext(WaGeneric *g, const CachedState *c, MemoryContext cxt)
 		c == NULL ? cxt : c->cxt != NULL ? c->cxt : g->cache_cxt;
 }
 
+/* The live value of h if this cache holds it, else NULL. */
+static inline CachedState *
+wa_state_cached(const WaGeneric *g, const WaStateHandle *h)
+{
+	if (h != NULL && h->cache_id == g->id)
+		return h->cached;
+	return NULL;
+}
+
 /* agg_generic_state.c */
 extern WaStateHandle *wa_handle_create(WaGeneric *g, wa_mem *mem);
 extern void wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h);
 extern WaStateHandle *wa_handle_copy(WaGeneric *g, wa_mem *mem,
 									 WaStateHandle *src);
-extern CachedState *wa_state_cached(WaGeneric *g, const WaStateHandle *h);
 extern CachedState *wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem,
 								   WaStateHandle *h);
 extern Datum wa_state_read(WaGeneric *g, GenericAgg *a, const WaStateHandle *h,

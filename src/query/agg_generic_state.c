@@ -289,14 +289,6 @@ wa_handle_copy(WaGeneric *g, wa_mem *mem, WaStateHandle *src)
 
 /* ---------- the cache ---------- */
 
-CachedState *
-wa_state_cached(WaGeneric *g, const WaStateHandle *h)
-{
-	if (h != NULL && h->cache_id == g->id)
-		return h->cached;
-	return NULL;
-}
-
 /*
  * Keep the count of the states' own contexts current after c changed (a
  * state's context is a leaf, or has the few contexts of its expanded
@@ -353,6 +345,7 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 	count_state_memory(g, c);
 	c->next = g->cached;
 	g->cached = c;
+	g->n_cached++;
 	h->cache_id = g->id;
 	h->cached = c;
 	return c;
@@ -452,6 +445,7 @@ wa_generic_forget(WaGeneric *g)
 {
 	/* the handles are gone with their engine: only the values go here */
 	g->cached = NULL;
+	g->n_cached = 0;
 	g->states_bytes = 0;
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
@@ -473,6 +467,7 @@ wa_generic_flush(WaGeneric *g)
 		}
 	}
 	g->cached = NULL;
+	g->n_cached = 0;
 	g->states_bytes = 0;
 	/* callbacks registered by the support functions run, then the reset */
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
@@ -482,11 +477,13 @@ wa_generic_flush(WaGeneric *g)
 /*
  * Beyond the limit, write everything back and start afresh.  The cache's
  * own bytes and the states' contexts are counted on every call; every
- * other context below the cache (expanded values of flat states) once in
- * a while, since walking them all costs as much as there are states.  A
- * cache that fills again within a few calls holds a state nearly as large
- * as the limit: the limit doubles, rather than writing that state back on
- * every row.
+ * context below the cache (expanded values of flat states too) once in as
+ * many calls as there are cached states, since walking them all costs as
+ * much.  A cache that fills again within 16 calls per state it wrote
+ * back is too small for the states in use (a thousand keys' hll sketches
+ * take 128 MB unpacked), and writing them back and reading them again
+ * would cost more than the rows: the limit doubles, up to
+ * WA_GENERIC_CACHE_MAX.
  */
 void
 wa_state_maybe_flush(WaGeneric *g)
@@ -495,12 +492,22 @@ wa_state_maybe_flush(WaGeneric *g)
 
 	g->calls_since_flush++;
 	used = MemoryContextMemAllocated(g->cache_cxt, false) + g->states_bytes;
-	if (used <= g->cache_limit && (g->calls_since_flush & 1023) == 0)
+	/* the walk, once per as many calls as it visits contexts */
+	if (used <= g->cache_limit &&
+		++g->calls_since_walk >= Max(1024, g->n_cached))
+	{
+		g->calls_since_walk = 0;
 		used = MemoryContextMemAllocated(g->cache_cxt, true);
+	}
 	if (used <= g->cache_limit)
 		return;
-	if (g->calls_since_flush < 16)
+	if (g->calls_since_flush < 16 * g->n_written_back + 16 &&
+		g->cache_limit < WA_GENERIC_CACHE_MAX)
 		g->cache_limit *= 2;
-	wa_generic_flush(g);
-	g->calls_since_flush = 0;
+	else
+	{
+		g->n_written_back = g->n_cached;
+		wa_generic_flush(g);
+		g->calls_since_flush = 0;
+	}
 }
