@@ -81,6 +81,7 @@ bench-moving:
 
 bench-pipeline:
 	bash bench/pipeline/run.sh
+	bash bench/pipeline/generic.sh
 
 bench-logical:
 	bash bench/logical/run.sh
