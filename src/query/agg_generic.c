@@ -203,13 +203,38 @@ generic_combine_body(void *arg, wa_mem *mem, int agg, void **dst, const void *sr
 	work_done(g, old);
 }
 
+/*
+ * A copy of a live state stays live: its value copied (a set, or an
+ * internal state through its combine function into a fresh state, which
+ * is how the executor's aggregation starts a combine), rather than
+ * serialized into a blob that the copy would deserialize at its first
+ * merge.  Two-stack windows copy a state per window.  A state only in
+ * its blob is copied as bytes.
+ */
 static void
 generic_copy_body(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
 	WaGeneric  *g = arg;
+	GenericAgg *a = g->aggs[agg];
+	CachedState *s;
+	CachedState *c;
 
-	(void) agg;
-	*dst = wa_handle_copy(g, mem, (WaStateHandle *) src);
+	wa_state_maybe_flush(g);
+	s = wa_state_cached(g, src);
+	if (s == NULL)
+	{
+		*dst = wa_handle_copy(g, mem, (WaStateHandle *) src);
+		return;
+	}
+	*dst = wa_handle_create(g, mem);
+	if (a->form == STATE_SERIALIZED || a->form == STATE_DISTINCT)
+	{
+		generic_combine_body(arg, mem, agg, dst, src);
+		return;
+	}
+	c = wa_state_cache(g, a, mem, *dst);
+	if (!s->no_value)
+		wa_state_set(g, c, s->value, s->isnull);
 }
 
 static void

@@ -109,7 +109,9 @@ typedef struct CachedState
 								 * memory (its aggregate context), freed
 								 * with it; NULL for other forms */
 	Size		counted;		/* cxt's bytes in WaGeneric.states_bytes */
-	struct CachedState *next;
+	uint32		changes;		/* by wa_state_set, for when to count */
+	struct CachedState *prev;	/* in WaGeneric.cached */
+	struct CachedState *next;	/* there, or in WaGeneric.free_states */
 } CachedState;
 
 struct WaGeneric
@@ -132,6 +134,8 @@ struct WaGeneric
 	int			calls_since_flush;
 	ExprContext *fold_context;	/* aggregate context of DISTINCT folds */
 	CachedState *cached;		/* every entry, for the flush */
+	CachedState *free_states;	/* released entries, to reuse (with an
+								 * empty context if they had one) */
 	MemoryContext work_cxt;		/* the support functions' scratch */
 	MemoryContext result_cxt;	/* the results of one pane's finalization */
 	MemoryContext reader_cxt;	/* blobs of a reader's scratch (NULL mem) */

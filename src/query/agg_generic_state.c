@@ -235,16 +235,33 @@ wa_handle_free(WaGeneric *g, wa_mem *mem, WaStateHandle *h)
 	{
 		if (c->agg->form == STATE_FLAT && !c->isnull)
 			pfree(DatumGetPointer(c->value));
-		/* unless a registered callback may still need it at the flush */
-		if (c->cxt != NULL && !g->callbacks_registered)
-		{
-			MemoryContextDelete(c->cxt);
-			c->cxt = NULL;
-			g->states_bytes -= c->counted;
-			c->counted = 0;
-		}
 		c->isnull = true;
 		c->handle = NULL;
+
+		/*
+		 * Unless a registered callback may still need the state's memory
+		 * at the flush, the entry and its context are reused (emptied:
+		 * windows' scratch states would otherwise make and delete a
+		 * context each).
+		 */
+		if (!g->callbacks_registered)
+		{
+			if (c->cxt != NULL)
+			{
+				MemoryContextReset(c->cxt);
+				g->states_bytes -= c->counted;
+				c->counted = 0;
+			}
+			if (c->prev != NULL)
+				c->prev->next = c->next;
+			else
+				g->cached = c->next;
+			if (c->next != NULL)
+				c->next->prev = c->prev;
+			g->n_cached--;
+			c->next = g->free_states;
+			g->free_states = c;
+		}
 	}
 	blob_free(mem, h->blob);
 	if (mem != NULL)
@@ -312,20 +329,40 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 {
 	CachedState *c = wa_state_cached(g, h);
 	MemoryContext old;
+	MemoryContext cxt;
 
 	if (c != NULL)
 		return c;
-	c = MemoryContextAlloc(g->cache_cxt, sizeof(CachedState));
+
+	/* an entry released before, with its (empty) context, or a new one */
+	cxt = NULL;
+	if (g->free_states != NULL)
+	{
+		c = g->free_states;
+		g->free_states = c->next;
+		cxt = c->cxt;
+	}
+	else
+		c = MemoryContextAlloc(g->cache_cxt, sizeof(CachedState));
 	c->handle = h;
 	c->agg = a;
 	c->mem = mem;
 	c->dirty = false;
 	/* an internal state or a set: in memory of its own, freed with it */
-	c->cxt = NULL;
 	if (a->form == STATE_SERIALIZED || a->form == STATE_DISTINCT)
-		c->cxt = AllocSetContextCreate(g->cache_cxt, "windowagg aggregate state",
-									   ALLOCSET_SMALL_SIZES);
+	{
+		if (cxt == NULL)
+			cxt = AllocSetContextCreate(g->cache_cxt, "windowagg aggregate state",
+										ALLOCSET_SMALL_SIZES);
+	}
+	else if (cxt != NULL)
+	{
+		MemoryContextDelete(cxt);
+		cxt = NULL;
+	}
+	c->cxt = cxt;
 	c->counted = 0;
+	c->changes = 0;
 	old = MemoryContextSwitchTo(c->cxt != NULL ? c->cxt : g->cache_cxt);
 	wa_set_aggcontext(g, c, NULL);
 	c->no_value = h->blob == NULL && a->initval_isnull &&
@@ -343,7 +380,10 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 	}
 	MemoryContextSwitchTo(old);
 	count_state_memory(g, c);
+	c->prev = NULL;
 	c->next = g->cached;
+	if (g->cached != NULL)
+		g->cached->prev = c;
 	g->cached = c;
 	g->n_cached++;
 	h->cache_id = g->id;
@@ -406,7 +446,16 @@ wa_state_set(WaGeneric *g, CachedState *c, Datum value, bool isnull)
 	c->isnull = isnull;
 	c->no_value = false;
 	c->dirty = true;
-	count_state_memory(g, c);
+
+	/*
+	 * Reading the state's context is a cache miss per row when rows go to
+	 * many states: count it at its 1st, 2nd, 4th ... 64th change, then at
+	 * every 64th (and the periodic walk in wa_state_maybe_flush counts
+	 * everything), so a state's first allocations are seen at once.
+	 */
+	c->changes++;
+	if ((c->changes & (c->changes - 1)) == 0 || c->changes % 64 == 0)
+		count_state_memory(g, c);
 }
 
 /*
@@ -445,6 +494,7 @@ wa_generic_forget(WaGeneric *g)
 {
 	/* the handles are gone with their engine: only the values go here */
 	g->cached = NULL;
+	g->free_states = NULL;
 	g->n_cached = 0;
 	g->states_bytes = 0;
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
@@ -467,6 +517,7 @@ wa_generic_flush(WaGeneric *g)
 		}
 	}
 	g->cached = NULL;
+	g->free_states = NULL;
 	g->n_cached = 0;
 	g->states_bytes = 0;
 	/* callbacks registered by the support functions run, then the reset */
@@ -476,14 +527,14 @@ wa_generic_flush(WaGeneric *g)
 
 /*
  * Beyond the limit, write everything back and start afresh.  The cache's
- * own bytes and the states' contexts are counted on every call; every
- * context below the cache (expanded values of flat states too) once in as
- * many calls as there are cached states, since walking them all costs as
- * much.  A cache that fills again within 16 calls per state it wrote
- * back is too small for the states in use (a thousand keys' hll sketches
- * take 128 MB unpacked), and writing them back and reading them again
- * would cost more than the rows: the limit doubles, up to
- * WA_GENERIC_CACHE_MAX.
+ * own bytes are counted on every call, the states' contexts as they
+ * change (wa_state_set), and every context below the cache (expanded
+ * values of flat states too) once in four times as many calls as there
+ * are cached states, since walking them all costs a cache miss each.  A
+ * cache that fills again within 16 calls per state it wrote back is too
+ * small for the states in use (a thousand keys' hll sketches take 128 MB
+ * unpacked), and writing them back and reading them again would cost
+ * more than the rows: the limit doubles, up to WA_GENERIC_CACHE_MAX.
  */
 void
 wa_state_maybe_flush(WaGeneric *g)
@@ -492,9 +543,9 @@ wa_state_maybe_flush(WaGeneric *g)
 
 	g->calls_since_flush++;
 	used = MemoryContextMemAllocated(g->cache_cxt, false) + g->states_bytes;
-	/* the walk, once per as many calls as it visits contexts */
+	/* the walk, once per four times as many calls as it visits contexts */
 	if (used <= g->cache_limit &&
-		++g->calls_since_walk >= Max(1024, g->n_cached))
+		++g->calls_since_walk >= Max(1024, 4 * g->n_cached))
 	{
 		g->calls_since_walk = 0;
 		used = MemoryContextMemAllocated(g->cache_cxt, true);
