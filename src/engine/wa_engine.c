@@ -475,7 +475,8 @@ fire_windows_stacked(wa_engine *e, keystate *k, int j, wa_tick ws, wa_tick hi)
 
 		e->stats.merges += wa_twostack_window(ts, &e->mem, &e->layout,
 											  &k->slices, e->stride, ws,
-											  ws + sp->size_s, e->scratch);
+											  ws + sp->size_s,
+											  ws + sp->slide_s, e->scratch);
 		if (!wa_acc_is_empty(&e->layout, e->scratch))
 		{
 			instance_fired(e, k, j, ws);

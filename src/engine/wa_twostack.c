@@ -97,8 +97,10 @@ flip(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 uint64_t
 wa_twostack_window(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 				   const wa_slices *slices, uint32_t stride, wa_tick ws,
-				   wa_tick we, void *out)
+				   wa_tick we, wa_tick next_ws, void *out)
 {
+	char	   *oldest;
+
 	uint64_t	merges = 0;
 	uint32_t	pos;
 
@@ -137,11 +139,22 @@ wa_twostack_window(wa_twostack *ts, wa_mem *mem, const wa_agg_layout *layout,
 
 	/* the window is the front's oldest suffix merge plus the back */
 	wa_acc_release(layout, out);
-	if (ts->front_head < ts->front_count)
-		wa_acc_copy(layout, out,
-					front_entry(ts, stride, ts->front_head) + WA_SLICE_HEADER);
-	else
+	if (ts->front_head == ts->front_count)
 		wa_acc_init(layout, out);
+	else if (*(int64_t *) (oldest = front_entry(ts, stride, ts->front_head)) < next_ws)
+	{
+		/*
+		 * No later window holds that slice: out takes the merge (a copy
+		 * would cost a combine of a generic state), and the cache covers
+		 * only what follows it.
+		 */
+		memcpy(out, oldest + WA_SLICE_HEADER, layout->acc_size);
+		wa_acc_init(layout, oldest + WA_SLICE_HEADER);
+		ts->lo = (wa_tick) *(int64_t *) oldest + 1;
+		ts->front_head++;
+	}
+	else
+		wa_acc_copy(layout, out, oldest + WA_SLICE_HEADER);
 	wa_acc_merge(layout, out, ts->back);
 	return merges + 1;
 }

@@ -54,12 +54,16 @@ extern void wa_twostack_free(wa_twostack *ts, wa_mem *mem,
 /*
  * Merge the slices of window [ws, we) of the given slice array into out,
  * sliding the cache forward when the window follows the previous one.
+ * next_ws is where the next window the caller asks for starts, at the
+ * earliest: what only windows before it need is moved into out rather
+ * than copied (a later window starting earlier rebuilds the cache).
  * Returns the number of accumulator merges performed.
  */
 extern uint64_t wa_twostack_window(wa_twostack *ts, wa_mem *mem,
 								   const wa_agg_layout *layout,
 								   const wa_slices *slices, uint32_t stride,
-								   wa_tick ws, wa_tick we, void *out);
+								   wa_tick ws, wa_tick we, wa_tick next_ws,
+								   void *out);
 
 /*
  * An event with the given values was folded into slice s.  If the cache

@@ -379,7 +379,9 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 			c->value = PointerGetDatum(wa_distinct_copy(a, (WaDistinctSet *) DatumGetPointer(c->value)));
 	}
 	MemoryContextSwitchTo(old);
-	count_state_memory(g, c);
+	/* a value read from a blob now; a new one at its first change */
+	if (h->blob != NULL)
+		count_state_memory(g, c);
 	c->prev = NULL;
 	c->next = g->cached;
 	if (g->cached != NULL)
