@@ -163,12 +163,56 @@ wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
 		insert_at(a, set, pos, v);
 }
 
+/*
+ * dst gets src's values too (copied into dst's memory): a merge of the two
+ * sorted arrays, linear in their sizes, where inserting each value would
+ * be quadratic.
+ */
 void
 wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 {
+	MemoryContext old;
+	Datum	   *merged;
+	int			n = 0;
+	int			i = 0;
+	int			j = 0;
+
 	dst->saw_null |= src->saw_null;
-	for (int i = 0; i < src->n; i++)
-		wa_distinct_add(a, dst, src->values[i], false);
+	if (src->n == 0)
+		return;
+	old = MemoryContextSwitchTo(dst->cxt);
+	merged = palloc(sizeof(Datum) * ((Size) dst->n + src->n));
+	while (i < dst->n || j < src->n)
+	{
+		int			c;
+
+		/* the comparisons are the type's code, and sets may be large */
+		if ((n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (j == src->n)
+			c = -1;
+		else if (i == dst->n)
+			c = 1;
+		else
+			c = compare(a, dst->values[i], src->values[j]);
+		if (c <= 0)
+		{
+			merged[n++] = dst->values[i++];
+			if (c == 0)
+				j++;			/* equal: dst keeps the one it saw first */
+		}
+		else
+		{
+			Datum		v = src->values[j++];
+
+			merged[n++] = a->argbyval ? v : datumCopy(v, false, a->arglen);
+		}
+	}
+	if (dst->values != NULL)
+		pfree(dst->values);
+	dst->values = merged;
+	dst->n = dst->capacity = n;
+	MemoryContextSwitchTo(old);
 }
 
 int
@@ -291,6 +335,8 @@ wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set, bool *isnull)
 	{
 		bool		v_isnull = i == set->n;
 		Datum		v = v_isnull ? (Datum) 0 : set->values[i];
+
+		CHECK_FOR_INTERRUPTS();
 
 		if (a->transfn.fn_strict)
 		{
