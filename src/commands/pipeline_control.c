@@ -201,6 +201,10 @@ typedef struct LiveOutput
 	TupleDesc	tupdesc;
 	Datum	   *values;
 	bool	   *nulls;
+	WaGeneric  *generic;		/* runs the owner's code */
+	const char *name;
+	WaPipelineSlot *slot;
+	uint64		state_changes;	/* the slot's, when its lock was taken */
 } LiveOutput;
 
 static void
@@ -220,8 +224,8 @@ emit_live(void *arg, const wa_pane *pane)
 	out->nulls[col++] = false;
 	out->values[col] = wa_ticks_to_datum(pane->end, out->window_type, "window_end");
 	out->nulls[col++] = false;
-	wa_output_values(out->outputs, pane->results, &out->values[col],
-					 &out->nulls[col]);
+	wa_generic_output_values(out->generic, out->outputs, pane->results,
+							 &out->values[col], &out->nulls[col]);
 	tuplestore_putvalues(out->tupstore, out->tupdesc, out->values, out->nulls);
 }
 
@@ -231,6 +235,7 @@ wa_pipeline_query_for_reader(const char *name, const char *action,
 {
 	WaPipelineDef *def = wa_pipeline_lookup(name);
 	bool		missing = false;
+	WaAggQuery *q;
 
 	if (pg_class_aclcheck_ext(def->result_table, GetUserId(), ACL_SELECT,
 							  &missing) != ACLCHECK_OK)
@@ -241,7 +246,16 @@ wa_pipeline_query_for_reader(const char *name, const char *action,
 						   missing ? "(dropped)" : get_rel_name(def->result_table))));
 	if (def_out != NULL)
 		*def_out = def;
-	return wa_pipeline_query_parse_as_owner(def);
+	q = wa_pipeline_query_parse_as_owner(def);
+
+	/*
+	 * live() runs what this parse found, as the owner, as the worker runs
+	 * its own parse: the same rule on whose code that may be (a function
+	 * another role created since, matching better under the pipeline's
+	 * search_path, must not run as the owner here either).
+	 */
+	wa_agg_query_check_code_owners(q, def->owner, def->name);
+	return q;
 }
 
 /*
@@ -267,6 +281,31 @@ lock_for_reading(WaPipelineSlot *slot, const char *name)
 	}
 }
 
+/*
+ * After the owner's code ran under the lock: a subtransaction it aborted
+ * (a PL/pgSQL EXCEPTION block) let go of every LWLock.  Take the lock
+ * again; if a writer had it meanwhile, what this read holds of the engine
+ * may be gone, and the read stops.
+ */
+static void
+relock_for_reading(void *arg)
+{
+	LiveOutput *out = arg;
+
+	if (LWLockHeldByMe(&out->slot->state_lock))
+		return;
+	lock_for_reading(out->slot, out->name);
+	if (out->slot->state_changes != out->state_changes)
+	{
+		LWLockRelease(&out->slot->state_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the live windows of pipeline \"%s\" changed while they were read", out->name),
+				 errdetail("A function of its query caught an error, which let go of the lock that keeps the windows in place."),
+				 errhint("Try again.")));
+	}
+}
+
 static void
 live_context(void *arg)
 {
@@ -283,6 +322,7 @@ read_live_locked(const WaPipelineDef *def, WaPipelineSlot *slot,
 
 	(void) wa_pool();			/* attach before reading pool memory */
 	lock_for_reading(slot, def->name);
+	out->state_changes = slot->state_changes;
 
 	/*
 	 * An engine of this pipeline, in this database (the slot may be
@@ -300,7 +340,7 @@ read_live_locked(const WaPipelineDef *def, WaPipelineSlot *slot,
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the live windows of pipeline \"%s\" cannot be read now", def->name),
-					 errdetail("Its query no longer means what it meant when its worker started: its source table has changed."),
+					 errdetail("Its query no longer means what it meant when its worker started: its source table, or an aggregate or function it uses, has changed."),
 					 errhint("Try again once the worker has restarted, or has stopped (see windowagg.stat_pipelines).")));
 		}
 		scratch = palloc(wa_engine_acc_size(slot->engine));
@@ -346,6 +386,10 @@ read_live_as_owner(const WaPipelineDef *def, WaPipelineSlot *slot,
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
 		generic = wa_generic_create(out->query);
+		out->generic = generic;
+		out->name = def->name;
+		out->slot = slot;
+		wa_generic_set_guard(generic, relock_for_reading, out);
 		out->outputs = wa_output_eval_create(out->query);
 		read_live_locked(def, slot, shape, out, wa_generic_callbacks(generic));
 		wa_generic_done(generic);

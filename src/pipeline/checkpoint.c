@@ -66,7 +66,7 @@ wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id, const WaKeyCodec *codec,
 
 		c->generic = generic;
 		initStringInfo(&sig);
-		wa_generic_signature(q, &sig);
+		wa_generic_signature(generic, &sig);
 		c->signature = sig.data;
 		initStringInfo(&c->states_buf);
 	}

@@ -343,6 +343,7 @@ manage_slot(int i, TimestampTz now, long *next_wakeup_ms)
 			}
 			slot->engine = NULL;
 			wa_arena_reset(&slot->arena);
+			slot->state_changes++;
 			LWLockRelease(&slot->state_lock);
 			wa_slot_release(slot);
 			ls->failures = 0;

@@ -129,6 +129,8 @@ typedef struct WaPipelineSlot
 	int32		engine_pipeline_id;
 	uint8		engine_shape[WA_SHAPE_LEN];
 	bool		engine_busy;	/* the worker is changing it (see worker.c) */
+	uint64		state_changes;	/* exclusive acquisitions of state_lock,
+								 * counted under it */
 	bool		writer_waiting; /* the worker waits for readers to let go
 								 * (read without the lock: a hint) */
 	WaArena		arena;

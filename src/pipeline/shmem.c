@@ -596,11 +596,14 @@ wa_status_name(WaPipelineStatus status)
 void
 wa_state_lock_exclusive(WaPipelineSlot *slot)
 {
-	if (LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
-		return;
-	slot->writer_waiting = true;
-	LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
-	slot->writer_waiting = false;
+	if (!LWLockConditionalAcquire(&slot->state_lock, LW_EXCLUSIVE))
+	{
+		slot->writer_waiting = true;
+		LWLockAcquire(&slot->state_lock, LW_EXCLUSIVE);
+		slot->writer_waiting = false;
+	}
+	/* a reader that lost its lock knows from this whether it may go on */
+	slot->state_changes++;
 }
 
 /* ---------- interrupts under the state lock ---------- */

@@ -360,6 +360,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 						&sink->out_byval[i]);
 	}
 	sink->outputs = wa_output_eval_create(q);
+	sink->generic = generic;
 	sink->out_values = palloc(sizeof(Datum) * (q->n_outputs + 1));
 	sink->out_nulls = palloc(sizeof(bool) * (q->n_outputs + 1));
 	types[ncols] = BOOLOID;		/* late, not sent: it picks the statement */
@@ -463,8 +464,8 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 	 * Generic aggregates' values live until the next pane's: the epoch
 	 * keeps copies.
 	 */
-	wa_output_values(sink->outputs, pane->results, sink->out_values,
-					 sink->out_nulls);
+	wa_generic_output_values(sink->generic, sink->outputs, pane->results,
+							 sink->out_values, sink->out_nulls);
 	for (int i = 0; i < q->n_outputs; i++)
 	{
 		col = q->n_keys + 2 + i;

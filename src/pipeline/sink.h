@@ -52,6 +52,7 @@ typedef struct WaSink
 	Datum	   *key_values;		/* scratch for decoding a key */
 	bool	   *key_nulls;
 	WaOutputEval *outputs;		/* the result columns of a pane */
+	WaGeneric  *generic;		/* runs the owner's code of outputs */
 	Datum	   *out_values;		/* scratch for them */
 	bool	   *out_nulls;
 	int16	   *out_typlen;		/* to copy them into the epoch's memory */

@@ -171,6 +171,21 @@ unlock_state(Worker *w)
 }
 
 /*
+ * After the owner's code ran under the state lock: a subtransaction it
+ * aborted (a PL/pgSQL EXCEPTION block) let go of every LWLock.  The engine
+ * stayed marked busy, so no reader came near it, and no one else writes
+ * it while this worker runs: take the lock again and go on.
+ */
+static void
+relock_after_owner_code(void *arg)
+{
+	Worker	   *w = arg;
+
+	if (w->locked && !LWLockHeldByMe(&w->slot->state_lock))
+		wa_state_lock_exclusive(w->slot);
+}
+
+/*
  * Errors raised while the engine works under the state lock (firing,
  * flushing, restoring) say so: a cancel or terminate taken there shows
  * that the work stopped halfway, as it may.
@@ -1067,6 +1082,7 @@ setup(Worker *w)
 	wa_source_prepare(w->source);
 	/* run as the owner, like the query: checks it may call them */
 	w->generic = wa_generic_create(w->query);
+	wa_generic_set_guard(w->generic, relock_after_owner_code, w);
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->generic, w->cxt);
 	w->progress_plan = wa_catalog_progress_prepare();

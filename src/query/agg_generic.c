@@ -331,31 +331,31 @@ static void
 generic_transition(void *arg, wa_mem *mem, int agg, void **slot,
 				   const wa_value *values)
 {
-	ALLOWING_INTERRUPTS(generic_transition_body(arg, mem, agg, slot, values));
+	OWNER_CODE(arg, generic_transition_body(arg, mem, agg, slot, values));
 }
 
 static void
 generic_combine(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
-	ALLOWING_INTERRUPTS(generic_combine_body(arg, mem, agg, dst, src));
+	OWNER_CODE(arg, generic_combine_body(arg, mem, agg, dst, src));
 }
 
 static void
 generic_copy(void *arg, wa_mem *mem, int agg, void **dst, const void *src)
 {
-	ALLOWING_INTERRUPTS(generic_copy_body(arg, mem, agg, dst, src));
+	OWNER_CODE(arg, generic_copy_body(arg, mem, agg, dst, src));
 }
 
 static void
 generic_final(void *arg, int agg, const void *state, wa_result *result)
 {
-	ALLOWING_INTERRUPTS(generic_final_body(arg, agg, state, result));
+	OWNER_CODE(arg, generic_final_body(arg, agg, state, result));
 }
 
 static void
 generic_release(void *arg, wa_mem *mem, int agg, void *state)
 {
-	ALLOWING_INTERRUPTS(generic_release_body(arg, mem, agg, state));
+	OWNER_CODE(arg, generic_release_body(arg, mem, agg, state));
 }
 
 /* ---------- setup ---------- */
@@ -403,14 +403,43 @@ prepare_call(WaGeneric *g, FmgrInfo *flinfo, Oid fn, Expr *expr, int n_args,
 	return call;
 }
 
+/*
+ * What the catalog says now of col's aggregate: its state type (resolved
+ * for the query's argument types), support functions and final function
+ * flags.  Shapes and checkpoint signatures carry them, so that an
+ * aggregate replaced (CREATE OR REPLACE AGGREGATE with another state type
+ * or functions) is never handed states written for the old one.
+ */
+void
+wa_generic_describe(const WaAggColumn *col, WaGenericDescription *d)
+{
+	HeapTuple	tuple;
+	Form_pg_aggregate form;
+
+	memset(d, 0, sizeof(*d));
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(col->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for aggregate %u", col->aggfnoid);
+	form = (Form_pg_aggregate) GETSTRUCT(tuple);
+	d->support[0] = form->aggtransfn;
+	d->support[1] = form->aggcombinefn;
+	d->support[2] = form->aggfinalfn;
+	d->support[3] = form->aggserialfn;
+	d->support[4] = form->aggdeserialfn;
+	d->finalmodify = form->aggfinalmodify;
+	d->finalextra = form->aggfinalextra;
+	d->transtype = resolve_aggregate_transtype(col->aggfnoid, form->aggtranstype,
+											   col->arg_types, col->n_args);
+	ReleaseSysCache(tuple);
+}
+
 static GenericAgg *
 generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 {
 	GenericAgg *a = palloc0(sizeof(GenericAgg));
+	WaGenericDescription d;
 	HeapTuple	tuple;
-	Form_pg_aggregate form;
-	Oid			declared_transtype;
-	Oid			support[5];
+	Oid		   *support = d.support;
 	Datum		textinit;
 	bool		init_isnull;
 	Expr	   *transexpr;
@@ -419,28 +448,23 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 	Oid			combine_types[2];
 
 	a->col = col;
+	wa_generic_describe(col, &d);
+	a->finalmodify = d.finalmodify;
+	a->n_final_args = d.finalextra ? col->n_args + 1 : 1;
 	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(col->aggfnoid));
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for aggregate %u", col->aggfnoid);
-	form = (Form_pg_aggregate) GETSTRUCT(tuple);
-	declared_transtype = form->aggtranstype;
-	support[0] = form->aggtransfn;
-	support[1] = form->aggcombinefn;
-	support[2] = form->aggfinalfn;
-	support[3] = form->aggserialfn;
-	support[4] = form->aggdeserialfn;
-	a->finalmodify = form->aggfinalmodify;
-	a->n_final_args = form->aggfinalextra ? col->n_args + 1 : 1;
 	textinit = SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval,
 							   &init_isnull);
+	if (!init_isnull)
+		textinit = PointerGetDatum(PG_DETOAST_DATUM_COPY(textinit));
 	ReleaseSysCache(tuple);
 	/* DISTINCT calls the transition and final functions only */
 	if (col->distinct)
 		support[1] = support[3] = support[4] = InvalidOid;
-	check_execute(col->aggfnoid, support, lengthof(support));
+	check_execute(col->aggfnoid, support, lengthof(d.support));
 
-	a->transtype = resolve_aggregate_transtype(col->aggfnoid, declared_transtype,
-											   col->arg_types, col->n_args);
+	a->transtype = d.transtype;
 	get_typlenbyval(a->transtype, &a->translen, &a->transbyval);
 	get_typlenbyval(col->result_type, &a->resultlen, &a->resultbyval);
 	if (col->distinct)
@@ -460,7 +484,12 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 		Oid			typioparam;
 		char	   *str = TextDatumGetCString(textinit);
 
-		getTypeInputInfo(a->transtype, &typinput, &typioparam);
+		/*
+		 * The base type's input function: a domain's would run the
+		 * constraints of the domain's owner, who may not be the pipeline's
+		 * (functions' results are never checked against a domain either).
+		 */
+		getTypeInputInfo(getBaseType(a->transtype), &typinput, &typioparam);
 		a->initval = OidInputFunctionCall(typinput, str, typioparam, -1);
 	}
 
@@ -563,6 +592,20 @@ wa_generic_create(const WaAggQuery *q)
 	g->callbacks.final = generic_final;
 	g->callbacks.release = generic_release;
 	return g;
+}
+
+void
+wa_generic_set_guard(WaGeneric *g, WaOwnerCodeGuard guard, void *arg)
+{
+	g->guard = guard;
+	g->guard_arg = arg;
+}
+
+void
+wa_generic_output_values(WaGeneric *g, WaOutputEval *ev,
+						 const wa_result *results, Datum *values, bool *nulls)
+{
+	OWNER_CODE(g, wa_output_values(ev, results, values, nulls));
 }
 
 const wa_agg_generic *

@@ -139,6 +139,8 @@ struct WaGeneric
 	MemoryContext work_cxt;		/* the support functions' scratch */
 	MemoryContext result_cxt;	/* the results of one pane's finalization */
 	MemoryContext reader_cxt;	/* blobs of a reader's scratch (NULL mem) */
+	WaOwnerCodeGuard guard;		/* after the owner's code (OWNER_CODE) */
+	void	   *guard_arg;
 };
 
 
@@ -151,19 +153,28 @@ struct WaGeneric
 #define WA_GENERIC_CACHE_MAX ((Size) 512 * 1024 * 1024)
 
 /*
- * The support functions are the aggregate owner's code, and may run long:
- * under a pipeline's state lock, which holds interrupts off, they run with
- * interrupts allowed, so that a cancel or a terminate still stops them
- * (the error then throws the engine away, as any error under the lock
- * does; an error resets the holdoff count itself).
+ * The support functions and expressions are the owner's code, and may run
+ * long: under a pipeline's state lock, which holds interrupts off, they
+ * run with interrupts allowed, so that a cancel or a terminate still
+ * stops them (the error then throws the engine away, as any error under
+ * the lock does; an error resets the holdoff count itself).  And they may
+ * catch an error of their own (a PL/pgSQL EXCEPTION block), whose
+ * subtransaction abort releases every LWLock of the process, the state
+ * lock included: the guard the lock's holder set (wa_generic_set_guard)
+ * takes it again, or errors out, before anything reads the engine again.
+ * The hold-off count it comes back to is the one the lock's first
+ * acquisition made.
  */
-#define ALLOWING_INTERRUPTS(call) \
+#define OWNER_CODE(g, call) \
 	do { \
+		WaGeneric  *g_ = (g); \
 		uint32		held_ = InterruptHoldoffCount; \
 		\
 		InterruptHoldoffCount = 0; \
 		CHECK_FOR_INTERRUPTS(); \
 		call; \
+		if (g_->guard != NULL) \
+			g_->guard(g_->guard_arg); \
 		InterruptHoldoffCount = held_; \
 	} while (0)
 

@@ -24,7 +24,8 @@
  * that reaches past the record is reported as corruption.
  *
  * A checkpoint names its aggregates by signature (the aggregate's
- * qualified name and argument types, and its state type), not by OID:
+ * qualified name and argument types, its state type, and an internal
+ * state's deserial function), not by OID:
  * OIDs change with a dump and restore, and the same OID may name another
  * aggregate after a drop.  A restore refuses states written for another
  * list of aggregates.
@@ -50,7 +51,12 @@
 
 /* ---------- the type whose send and receive functions carry a state ---------- */
 
-/* The type of a form's values (InvalidOid: the serial function's bytes). */
+/*
+ * The type of a form's values (InvalidOid: the serial function's bytes).
+ * A domain's base type: a domain's receive function would run the
+ * constraints of the domain's owner, who may not be the pipeline's, and
+ * the values were checked, if ever, when they were made.
+ */
 static Oid
 portable_type(const GenericAgg *a)
 {
@@ -58,9 +64,9 @@ portable_type(const GenericAgg *a)
 	{
 		case STATE_BYVAL:
 		case STATE_FLAT:
-			return a->transtype;
+			return getBaseType(a->transtype);
 		case STATE_DISTINCT:
-			return a->col->arg_types[0];
+			return getBaseType(a->col->arg_types[0]);
 		case STATE_SERIALIZED:
 			break;
 	}
@@ -129,20 +135,32 @@ ensure_binary_io(GenericAgg *a)
 /* ---------- signatures ---------- */
 
 void
-wa_generic_signature(const WaAggQuery *q, StringInfo out)
+wa_generic_signature(const WaGeneric *g, StringInfo out)
 {
 	bool		first = true;
 
-	for (int i = 0; i < q->n_aggs; i++)
+	for (int i = 0; i < g->n_aggs; i++)
 	{
-		const WaAggColumn *col = &q->aggs[i];
+		const GenericAgg *a = g->aggs[i];
 
-		if (col->kind != WA_AGG_GENERIC)
+		if (a == NULL)
 			continue;
 		appendStringInfo(out, "%s%s%s", first ? "" : ", ",
-						 col->distinct ? "DISTINCT " : "",
-						 format_procedure_qualified(col->aggfnoid));
+						 a->col->distinct ? "DISTINCT " : "",
+						 format_procedure_qualified(a->col->aggfnoid));
 		first = false;
+		if (a->col->distinct)
+			continue;			/* a set of the argument's values */
+
+		/*
+		 * The state's type, and for internal states the function that
+		 * reads their bytes, as this process found them: a state is handed
+		 * only to what wrote it.
+		 */
+		appendStringInfo(out, " STATE %s", format_type_be_qualified(a->transtype));
+		if (a->form == STATE_SERIALIZED)
+			appendStringInfo(out, " DESERIALFUNC %s",
+							 format_procedure_qualified(a->deserialfn.fn_oid));
 	}
 }
 

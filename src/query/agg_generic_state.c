@@ -164,14 +164,16 @@ deserialize(GenericAgg *a, Datum bytes, bool *isnull)
 }
 
 /*
- * The value of a blob, in the current memory context for a serialized
- * state (its deserial function may use the aggregate context); a flat
- * one points into the blob, to be read only.
+ * The value of a blob, in the current memory context (a deserial function
+ * may use the aggregate context).  A flat value or a set is copied out of
+ * the blob first: the owner's code that reads it may lose the state lock
+ * that keeps the blob in place (see OWNER_CODE).
  */
 static Datum
 blob_value(GenericAgg *a, const WaGenericBlob *b, bool *isnull)
 {
 	Datum		value;
+	char	   *copy;
 
 	*isnull = b->isnull;
 	if (b->isnull)
@@ -182,11 +184,13 @@ blob_value(GenericAgg *a, const WaGenericBlob *b, bool *isnull)
 			memcpy(&value, BLOB_DATA(b), sizeof(Datum));
 			return value;
 		case STATE_FLAT:
-			return PointerGetDatum(BLOB_DATA(b));
+			return datumCopy(PointerGetDatum(BLOB_DATA(b)), false, a->translen);
 		case STATE_SERIALIZED:
 			return deserialize(a, PointerGetDatum(BLOB_DATA(b)), isnull);
 		case STATE_DISTINCT:
-			return PointerGetDatum(wa_distinct_deserialize(a, BLOB_DATA(b)));
+			copy = palloc(b->size - BLOB_DATA_OFFSET);
+			memcpy(copy, BLOB_DATA(b), b->size - BLOB_DATA_OFFSET);
+			return PointerGetDatum(wa_distinct_deserialize(a, copy));
 	}
 	return (Datum) 0;
 }
@@ -373,10 +377,6 @@ wa_state_cache(WaGeneric *g, GenericAgg *a, wa_mem *mem, WaStateHandle *h)
 	{
 		/* values of its own: the blob is rewritten at the next flush */
 		c->value = blob_value(a, h->blob, &c->isnull);
-		if (a->form == STATE_FLAT && !c->isnull)
-			c->value = datumCopy(c->value, false, a->translen);
-		else if (a->form == STATE_DISTINCT)
-			c->value = PointerGetDatum(wa_distinct_copy(a, (WaDistinctSet *) DatumGetPointer(c->value)));
 	}
 	MemoryContextSwitchTo(old);
 	/* a value read from a blob now; a new one at its first change */
@@ -488,7 +488,7 @@ void
 wa_generic_write_back(WaGeneric *g)
 {
 	/* serial functions are code of the aggregate's owner */
-	ALLOWING_INTERRUPTS(write_back(g));
+	OWNER_CODE(g, write_back(g));
 }
 
 void

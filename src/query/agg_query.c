@@ -1053,6 +1053,30 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 			SHAPE_ADD(ctx, q->aggs[i].arg_inputs[j]);
 			SHAPE_ADD(ctx, q->aggs[i].arg_types[j]);
 		}
+		/* an aggregate replaced since keeps its OID, not its states' form */
+		if (q->aggs[i].kind == WA_AGG_GENERIC)
+		{
+			WaGenericDescription d;
+
+			wa_generic_describe(&q->aggs[i], &d);
+			SHAPE_ADD(ctx, d.transtype);
+			for (int j = 0; j < (int) lengthof(d.support); j++)
+				SHAPE_ADD(ctx, d.support[j]);
+			SHAPE_ADD(ctx, d.finalmodify);
+			SHAPE_ADD(ctx, d.finalextra);
+		}
+	}
+	/* the expressions over aggregates, as this parse resolved them */
+	SHAPE_ADD(ctx, q->n_outputs);
+	for (int i = 0; i < q->n_outputs; i++)
+	{
+		char	   *expr = q->outputs[i].expr != NULL ?
+			nodeToString(q->outputs[i].expr) : "";
+
+		len = (int32) strlen(expr);
+		SHAPE_ADD(ctx, q->outputs[i].agg);
+		SHAPE_ADD(ctx, len);
+		(void) pg_cryptohash_update(ctx, (const uint8 *) expr, len);
 	}
 	SHAPE_ADD(ctx, windows->n_windows);
 	for (int i = 0; i < windows->n_windows; i++)

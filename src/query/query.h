@@ -328,6 +328,20 @@ typedef struct WaGeneric WaGeneric;
 extern WaGeneric *wa_generic_create(const WaAggQuery *q);
 /* The engine's callbacks (wa_config.generic): NULL when q has none. */
 extern const wa_agg_generic *wa_generic_callbacks(const WaGeneric *g);
+
+/*
+ * Called after each piece of the owner's code that g runs (support
+ * functions, and expressions through wa_generic_output_values): a holder
+ * of a pipeline's state lock checks that it still holds it (see OWNER_CODE
+ * in agg_generic_int.h).
+ */
+typedef void (*WaOwnerCodeGuard) (void *arg);
+extern void wa_generic_set_guard(WaGeneric *g, WaOwnerCodeGuard guard,
+								 void *arg);
+/* wa_output_values, as the owner's code under g's guard. */
+extern void wa_generic_output_values(WaGeneric *g, WaOutputEval *ev,
+									 const wa_result *results, Datum *values,
+									 bool *nulls);
 /*
  * Write every state the process changed back to the engine's memory, where
  * other processes read it (and checkpoints will); the engine's states are
@@ -347,8 +361,21 @@ extern void wa_generic_forget(WaGeneric *g);
 
 /* Error unless every generic state of q can be checkpointed. */
 extern void wa_generic_check_portable(const WaAggQuery *q);
-/* The signatures of q's generic aggregates, which checkpoints carry. */
-extern void wa_generic_signature(const WaAggQuery *q, StringInfo out);
+/* The signatures of g's generic aggregates, which checkpoints carry. */
+extern void wa_generic_signature(const WaGeneric *g, StringInfo out);
+
+/* What the catalog says of a generic aggregate's state (agg_generic.c). */
+typedef struct WaGenericDescription
+{
+	Oid			transtype;		/* resolved for the query's arguments */
+	Oid			support[5];		/* transition, combine, final, serial,
+								 * deserial functions (or InvalidOid) */
+	char		finalmodify;
+	bool		finalextra;
+} WaGenericDescription;
+
+extern void wa_generic_describe(const WaAggColumn *col,
+								WaGenericDescription *d);
 /* The generic states of an engine's accumulator, as portable bytes. */
 extern void wa_generic_states_to_portable(WaGeneric *g, const wa_engine *engine,
 										  const void *acc, StringInfo out);

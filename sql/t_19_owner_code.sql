@@ -1,0 +1,178 @@
+-- The owner's code that a pipeline runs under its state lock (support
+-- functions, expressions over aggregates), and what another role can do
+-- to it: plant a function live() would find, replace an aggregate, own a
+-- domain whose constraint a restore would run.
+SET client_min_messages = warning;
+CREATE ROLE wo_owner;
+CREATE ROLE wo_mallory;
+CREATE SCHEMA wo AUTHORIZATION wo_owner;
+GRANT CREATE ON SCHEMA public TO wo_mallory, wo_owner;
+-- what mallory's functions record, and when
+CREATE TABLE wo_trapped (what text, as_role text);
+GRANT INSERT ON wo_trapped TO PUBLIC;
+CREATE FUNCTION wo_trap(what text) RETURNS void LANGUAGE sql VOLATILE
+    AS $$ INSERT INTO wo_trapped VALUES (what, current_user) $$;
+
+-- 1. Code that catches an error (a PL/pgSQL EXCEPTION block) aborts a
+-- subtransaction, which lets go of every LWLock the process holds: the
+-- worker takes its state lock again and goes on, and live() too.  Each
+-- window equals GROUP BY.
+SET ROLE wo_owner;
+CREATE FUNCTION wo.swallow() RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    PERFORM 1 / 0;
+EXCEPTION WHEN division_by_zero THEN
+    NULL;
+END $$;
+CREATE FUNCTION wo.careful_final(int8) RETURNS int8 LANGUAGE plpgsql IMMUTABLE
+    AS $$ BEGIN PERFORM wo.swallow(); RETURN $1 * 10; END $$;
+CREATE FUNCTION wo.careful_expr(int8) RETURNS int8 LANGUAGE plpgsql IMMUTABLE
+    AS $$ BEGIN PERFORM wo.swallow(); RETURN $1 + 1; END $$;
+CREATE AGGREGATE wo.careful_sum(int8) (SFUNC = int8pl, STYPE = int8, INITCOND = '0',
+                                       COMBINEFUNC = int8pl, FINALFUNC = wo.careful_final);
+CREATE TABLE wo.src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
+SELECT windowagg.create_pipeline('wo_careful',
+  'SELECT k, wo.careful_sum(v) AS s, wo.careful_expr(count(*)) AS n FROM wo.src GROUP BY k', 't',
+  ARRAY[windowagg.tumbling(10), windowagg.hopping(30, 10)], result_table => 'wo.careful') > 0
+  AS created;
+INSERT INTO wo.src (k, t, v) SELECT i % 3, i, i FROM generate_series(1, 100) i;
+INSERT INTO wo.src (k, t, v) SELECT i % 3, i, i FROM generate_series(101, 230) i;
+SELECT windowagg.wait('wo_careful');
+SELECT status <> 'stopped' AS working, last_error FROM windowagg.stat_pipelines WHERE name = 'wo_careful';
+-- the windows that fired and the open ones, against GROUP BY over each
+-- window's rows
+CREATE TEMP VIEW wo_want AS
+SELECT s.k, w.ws, w.ws + w.size AS we, sum(s.v) * 10 AS s, count(*) + 1 AS n
+FROM wo.src s, (VALUES (10), (30)) w0(size),
+     LATERAL (SELECT g AS ws, w0.size FROM generate_series((s.t / 10) * 10 - w0.size + 10, (s.t / 10) * 10, 10) g) w
+GROUP BY s.k, w.ws, w.size;
+SELECT count(*) AS final_rows,
+       count(*) FILTER (WHERE (c.k, c.window_start, c.window_end, c.s, c.n) NOT IN
+                              (SELECT k, ws, we, s, n FROM wo_want)) AS differing
+FROM wo.careful c;
+SELECT count(*) > 0 AS some_live,
+       count(*) FILTER (WHERE (l.k, l.ws, l.we, l.s, l.n) NOT IN
+                              (SELECT k, ws, we, s, n FROM wo_want)) AS differing
+FROM windowagg.live('wo_careful') AS l(k int, ws bigint, we bigint, s int8, n int8);
+RESET ROLE;
+
+-- 2. A function another role creates later, which would match better
+-- under the pipeline's search_path, is not run by live(): the reader's
+-- parse passes the rule the worker's does.
+SET ROLE wo_owner;
+CREATE TABLE wo.src2 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
+SET search_path = "$user", public;
+SELECT windowagg.create_pipeline('wo_sqrt', 'SELECT k, sqrt(sum(v)) AS r FROM wo.src2 GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.sqrt_results') > 0 AS created;
+RESET search_path;
+INSERT INTO wo.src2 (k, t, v) VALUES (1, 1, 16), (1, 2, 9);
+SELECT windowagg.wait('wo_sqrt');
+SELECT k, r FROM windowagg.live('wo_sqrt') AS l(k int, ws bigint, we bigint, r float8);
+RESET ROLE;
+SET ROLE wo_mallory;
+CREATE FUNCTION public.sqrt(bigint) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    PERFORM wo_trap('sqrt');
+    RETURN 0;
+END $$;
+RESET ROLE;
+SET ROLE wo_owner;
+SELECT k, r FROM windowagg.live('wo_sqrt') AS l(k int, ws bigint, we bigint, r float8);
+RESET ROLE;
+SELECT * FROM wo_trapped;
+DROP FUNCTION public.sqrt(bigint);
+SELECT windowagg.drop_pipeline('wo_sqrt', drop_tables => true);
+
+-- 3. An aggregate replaced with another state type: live() refuses the
+-- states its worker wrote for the old one, and a restore refuses the
+-- checkpoint, naming the state types.
+SET ROLE wo_owner;
+CREATE AGGREGATE wo.morph(int8) (SFUNC = int8pl, STYPE = int8, INITCOND = '0', COMBINEFUNC = int8pl);
+CREATE TABLE wo.src3 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int8);
+SELECT windowagg.create_pipeline('wo_morph', 'SELECT k, wo.morph(v) AS m FROM wo.src3 GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.morph_results') > 0 AS created;
+INSERT INTO wo.src3 (k, t, v) VALUES (1, 1, 2147483648), (1, 12, 1);
+SELECT windowagg.wait('wo_morph');
+SELECT k, m FROM windowagg.live('wo_morph') AS l(k int, ws bigint, we bigint, m int8);
+CREATE FUNCTION wo.morph_step(text, int8) RETURNS text LANGUAGE sql IMMUTABLE
+    AS $$ SELECT $1 || $2 $$;
+CREATE FUNCTION wo.morph_combine(text, text) RETURNS text LANGUAGE sql IMMUTABLE
+    AS $$ SELECT $1 || $2 $$;
+CREATE FUNCTION wo.morph_final(text) RETURNS int8 LANGUAGE sql IMMUTABLE
+    AS $$ SELECT length($1)::int8 $$;
+CREATE OR REPLACE AGGREGATE wo.morph(int8) (SFUNC = wo.morph_step, STYPE = text, INITCOND = '',
+                                            COMBINEFUNC = wo.morph_combine,
+                                            FINALFUNC = wo.morph_final);
+SELECT k, m FROM windowagg.live('wo_morph') AS l(k int, ws bigint, we bigint, m int8);
+SELECT windowagg.pause('wo_morph');
+SELECT wait_for_status('wo_morph', 'paused');
+SELECT windowagg.resume('wo_morph');
+SELECT wait_for_status('wo_morph', 'stopped', '%other aggregates%', seconds => 10);
+SELECT regexp_replace(last_error, 'pipeline \d+', 'pipeline N')
+FROM windowagg.stat_pipelines WHERE name = 'wo_morph';
+SELECT windowagg.drop_pipeline('wo_morph', drop_tables => true);
+RESET ROLE;
+
+-- 4. A domain of another role's: a restore reads DISTINCT values through
+-- the base type's receive function, so the domain's constraint (which
+-- its owner may change at any time) does not run as the pipeline's owner.
+SET ROLE wo_mallory;
+CREATE FUNCTION public.wo_spy(int) RETURNS bool LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    PERFORM wo_trap('domain check');
+    RETURN true;
+END $$;
+CREATE DOMAIN public.wo_dom AS int;
+CREATE TABLE public.wo_msrc (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint,
+                             d public.wo_dom);
+GRANT SELECT ON public.wo_msrc TO wo_owner;
+INSERT INTO public.wo_msrc (k, t, d) SELECT 1, i, i % 4 FROM generate_series(1, 15) i;
+RESET ROLE;
+SET ROLE wo_owner;
+SELECT windowagg.create_pipeline('wo_dom', 'SELECT k, count(DISTINCT d) AS n FROM public.wo_msrc GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.dom_results') > 0 AS created;
+SELECT windowagg.wait('wo_dom');
+RESET ROLE;
+SET ROLE wo_mallory;
+ALTER DOMAIN public.wo_dom ADD CONSTRAINT spying CHECK (public.wo_spy(VALUE)) NOT VALID;
+RESET ROLE;
+SET ROLE wo_owner;
+SELECT windowagg.pause('wo_dom');
+SELECT wait_for_status('wo_dom', 'paused');
+SELECT windowagg.resume('wo_dom');
+SELECT windowagg.wait('wo_dom');
+SELECT status FROM windowagg.stat_pipelines WHERE name = 'wo_dom';
+SELECT k, n FROM windowagg.live('wo_dom') AS l(k int, ws bigint, we bigint, n int8);
+RESET ROLE;
+SELECT * FROM wo_trapped;
+
+-- 5. An expression over aggregates runs with interrupts allowed, under
+-- the lock too: a cancel stops a slow one at once, not when it ends.
+SET ROLE wo_owner;
+CREATE FUNCTION wo.slow(int8) RETURNS int8 LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    PERFORM pg_sleep(30);
+    RETURN $1;
+END $$;
+CREATE TABLE wo.src5 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('wo_slow', 'SELECT k, wo.slow(count(*)) AS n FROM wo.src5 GROUP BY k',
+  't', ARRAY[windowagg.tumbling(1000000)], result_table => 'wo.slow_results') > 0 AS created;
+INSERT INTO wo.src5 (k, t) VALUES (1, 1);
+SELECT windowagg.wait('wo_slow');
+CREATE TEMP TABLE wo_clock AS SELECT clock_timestamp() AS t0;
+SET statement_timeout = '300ms';
+SELECT * FROM windowagg.live('wo_slow') AS l(k int, ws bigint, we bigint, n int8);
+RESET statement_timeout;
+SELECT clock_timestamp() - t0 < interval '10 s' AS cancelled_at_once FROM wo_clock;
+RESET ROLE;
+
+SELECT windowagg.drop_pipeline(name, drop_tables => true)
+FROM (VALUES ('wo_careful'), ('wo_dom'), ('wo_slow')) p(name);
+DROP TABLE wo_trapped, public.wo_msrc;
+DROP FUNCTION wo_trap(text);
+DROP DOMAIN public.wo_dom;
+DROP FUNCTION public.wo_spy(int);
+DROP SCHEMA wo CASCADE;
+REVOKE CREATE ON SCHEMA public FROM wo_mallory, wo_owner;
+DROP OWNED BY wo_owner, wo_mallory;
+DROP ROLE wo_owner, wo_mallory;
