@@ -166,8 +166,41 @@ RESET statement_timeout;
 SELECT clock_timestamp() - t0 < interval '10 s' AS cancelled_at_once FROM wo_clock;
 RESET ROLE;
 
+-- 6. A row on which the query's own code raises an error (an argument,
+-- a FILTER) is a dead letter with that error, and the rows behind it
+-- are aggregated: each window equals GROUP BY over the other rows.
+SET ROLE wo_owner;
+CREATE TABLE wo.src6 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
+SELECT windowagg.create_pipeline('wo_poison',
+  'SELECT k, sum(100 / v) AS s, count(*) FILTER (WHERE 10 / (v + 5) > 0) AS n FROM wo.src6 GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.poison_results') > 0 AS created;
+-- v = 0 fails the argument, v = -5 the FILTER; batches of uneven sizes
+INSERT INTO wo.src6 (k, t, v) SELECT i % 3, i, CASE WHEN i % 17 = 0 THEN 0 ELSE i END
+FROM generate_series(1, 40) i;
+INSERT INTO wo.src6 (k, t, v) VALUES (1, 41, -5);
+INSERT INTO wo.src6 (k, t, v) SELECT i % 3, i, CASE WHEN i % 23 = 0 THEN -5 ELSE i END
+FROM generate_series(42, 300) i;
+INSERT INTO wo.src6 (k, t, v) VALUES (2, 301, 0), (2, 302, 0), (2, 303, 7);
+SELECT windowagg.flush('wo_poison');
+SELECT status <> 'stopped' AS working FROM windowagg.stat_pipelines WHERE name = 'wo_poison';
+SELECT count(*) AS windows,
+       count(*) FILTER (WHERE (r.k, r.window_start, r.s, r.n) NOT IN
+         (SELECT k, t / 10 * 10, sum(100 / v), count(*) FILTER (WHERE 10 / (v + 5) > 0)
+          FROM wo.src6 WHERE v NOT IN (0, -5) GROUP BY k, t / 10)) AS differing,
+       (SELECT count(*) FROM (SELECT k, t / 10 FROM wo.src6 WHERE v NOT IN (0, -5)
+                              GROUP BY 1, 2) w) AS want_windows
+FROM wo.poison_results r;
+-- the dead letters are exactly the failing rows
+SELECT (SELECT array_agg(id ORDER BY id) FROM wo.src6 WHERE v IN (0, -5)) =
+       (SELECT array_agg(arrival ORDER BY arrival) FROM wo.poison_results_dead_letters)
+       AS exactly_the_poison;
+SELECT reason, count(*), bool_and(event_time IS NULL) AS no_event_time,
+       bool_and((source_row ->> 'v')::int IN (0, -5)) AS rows_kept
+FROM wo.poison_results_dead_letters GROUP BY reason;
+RESET ROLE;
+
 SELECT windowagg.drop_pipeline(name, drop_tables => true)
-FROM (VALUES ('wo_careful'), ('wo_dom'), ('wo_slow')) p(name);
+FROM (VALUES ('wo_careful'), ('wo_dom'), ('wo_slow'), ('wo_poison')) p(name);
 DROP TABLE wo_trapped, public.wo_msrc;
 DROP FUNCTION wo_trap(text);
 DROP DOMAIN public.wo_dom;

@@ -431,6 +431,27 @@ worker_change(void *arg, char kind, int64 arrival, Datum event_time,
 	w->delta.dead_letters++;
 }
 
+/*
+ * A row on which the query's own code raised an error (source.h): a dead
+ * letter with that error, and no event time, since computing it may be
+ * what failed.
+ */
+static void
+worker_poison(void *arg, int64 arrival, const char *message)
+{
+	Worker	   *w = arg;
+	MemoryContext old;
+
+	/* its dead letter shows the watermark the rows before it made */
+	ingest_batch(w);
+	old = MemoryContextSwitchTo(w->epoch_cxt);
+	wa_sink_add_dead_letter(&w->sink, arrival, (Datum) 0, true,
+							psprintf("error in the pipeline's query: %s", message),
+							wa_engine_watermark(w->engine), source_row_jsonb(w));
+	MemoryContextSwitchTo(old);
+	w->delta.dead_letters++;
+}
+
 /* After each source transaction, and before the source blocks (source.h). */
 static void
 worker_yield(void *arg)
@@ -1054,6 +1075,7 @@ setup(Worker *w)
 	wa_window_set_check_limits(&w->def->windows);
 	consumer.row = worker_row;
 	consumer.change = worker_change;
+	consumer.poison = worker_poison;
 	consumer.yield = worker_yield;
 	consumer.arg = w;
 	w->source = wa_source_open(source_def(w), w->query, &consumer, w->cxt,

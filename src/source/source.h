@@ -86,6 +86,8 @@ typedef struct WaSourceConsumer
 	/* an update ('U') or delete ('D') of a source row: not an event */
 	void		(*change) (void *arg, char kind, int64 arrival,
 						   Datum event_time, bool event_time_null);
+	/* a row on which the row query raised an error: not an event */
+	void		(*poison) (void *arg, int64 arrival, const char *message);
 	/* after each source transaction and before the source blocks */
 	void		(*yield) (void *arg);
 	void	   *arg;

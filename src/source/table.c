@@ -24,6 +24,15 @@
  * The rows a pipeline's WHERE clause rejects are read too (their numbers
  * are not gaps); they reach the worker flagged as not counting.
  *
+ * A row on which the query's own expressions raise an error (an argument
+ * 100 / v with v = 0, a cast that fails) must not stop the rows behind it.
+ * Each read runs in a subtransaction; when one fails outside the worker's
+ * own handling of a row, the rows it had not delivered are read again one
+ * at a time, each in a subtransaction of its own, and a row that fails
+ * alone is consumed as poison (consumer->poison: a dead letter).  The
+ * numbers to read again come from a query of the arrival column only,
+ * which evaluates no expression of the owner's.
+ *
  * src/source/table.c
  *
  *-------------------------------------------------------------------------
@@ -74,6 +83,12 @@ typedef struct WaTableSource
 	const WaSourceConsumer *consumer;	/* rows go to consumer->row */
 	SPIPlanPtr	tail_plan;
 	SPIPlanPtr	gap_plan;
+	/* after a failed read: the numbers it covered, and one row's read */
+	SPIPlanPtr	tail_numbers_plan;
+	SPIPlanPtr	gap_numbers_plan;
+	SPIPlanPtr	row_plan;
+	bool		in_consumer;	/* the worker handles a row: its errors
+								 * are its own, not the row's */
 
 	int64		hwm;			/* highest arrival number consumed */
 	WaGap	   *gaps;
@@ -217,22 +232,11 @@ slot_arrival(WaTableSource *src, TupleTableSlot *slot)
 	}
 }
 
-static bool
-source_receive(TupleTableSlot *slot, DestReceiver *self)
+/* Arrival number a is read (its row delivered, or consumed as poison). */
+static void
+consume_number(WaTableSource *src, int64 arrival, bool in_gaps)
 {
-	SourceReceiver *r = (SourceReceiver *) self;
-	WaTableSource *src = r->src;
-	int64		arrival;
-	bool		counts;
-
-	slot_getallattrs(slot);
-	if (slot->tts_isnull[WA_ROW_ARRIVAL(src->query)])
-		return true;			/* NULL arrival: not a row we can order */
-	arrival = slot_arrival(src, slot);
-	counts = !slot->tts_isnull[WA_ROW_COUNTS(src->query)] &&
-		DatumGetBool(slot->tts_values[WA_ROW_COUNTS(src->query)]);
-
-	if (r->in_gaps)
+	if (in_gaps)
 	{
 		MemoryContext old = MemoryContextSwitchTo(src->epoch_cxt);
 
@@ -248,7 +252,27 @@ source_receive(TupleTableSlot *slot, DestReceiver *self)
 		src->hwm = arrival;
 		src->rows_read++;
 	}
+}
+
+static bool
+source_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SourceReceiver *r = (SourceReceiver *) self;
+	WaTableSource *src = r->src;
+	int64		arrival;
+	bool		counts;
+
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[WA_ROW_ARRIVAL(src->query)])
+		return true;			/* NULL arrival: not a row we can order */
+	arrival = slot_arrival(src, slot);
+	counts = !slot->tts_isnull[WA_ROW_COUNTS(src->query)] &&
+		DatumGetBool(slot->tts_values[WA_ROW_COUNTS(src->query)]);
+
+	consume_number(src, arrival, r->in_gaps);
+	src->in_consumer = true;
 	src->consumer->row(src->consumer->arg, slot, arrival, counts);
+	src->in_consumer = false;
 	return true;
 }
 
@@ -296,6 +320,138 @@ run_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the source of the pipeline: %s",
 			 SPI_result_code_string(ret));
+}
+
+/*
+ * run_plan in a subtransaction.  An error of the worker's own handling of
+ * a row goes on up (its engine may be half-changed); any other is the
+ * query's, on some row not delivered yet: it is returned (a copy), and
+ * what the subtransaction did is undone, but not the rows delivered.
+ */
+static ErrorData *
+try_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile failure = NULL;
+
+	src->in_consumer = false;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		run_plan(src, plan, args, in_gaps);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		if (src->in_consumer)
+			PG_RE_THROW();
+		MemoryContextSwitchTo(src->epoch_cxt);
+		failure = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return failure;
+}
+
+/* The arrival numbers a plan of numbers returns, in order. */
+static List *
+numbers_of(WaTableSource *src, SPIPlanPtr plan, Datum *args)
+{
+	List	   *numbers = NIL;
+	int			ret = SPI_execute_plan(plan, args, NULL, false, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the arrival numbers of the pipeline's source: %s",
+			 SPI_result_code_string(ret));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									  1, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(src->epoch_cxt);
+
+		if (!isnull)
+		{
+			numbers = lappend(numbers, palloc(sizeof(int64)));
+			*(int64 *) llast(numbers) = DatumGetInt64(d);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return numbers;
+}
+
+static bool
+number_found(const WaTableSource *src, int64 arrival)
+{
+	ListCell   *lc;
+
+	foreach(lc, src->found)
+		if (*(int64 *) lfirst(lc) == arrival)
+			return true;
+	return false;
+}
+
+/*
+ * A read that failed on one of its rows: read what it had not delivered
+ * one row at a time; a row that fails alone is poison.
+ */
+static void
+isolate_poison(WaTableSource *src, Datum *number_args, bool in_gaps)
+{
+	List	   *numbers;
+	ListCell   *lc;
+
+	numbers = numbers_of(src, in_gaps ? src->gap_numbers_plan : src->tail_numbers_plan,
+						 number_args);
+	foreach(lc, numbers)
+	{
+		int64		arrival = *(int64 *) lfirst(lc);
+		Datum		arg = Int64GetDatum(arrival);
+		ErrorData  *failure;
+
+		/* delivered before the failure, or (tail) not after the mark */
+		if (in_gaps ? number_found(src, arrival) : arrival <= src->hwm)
+			continue;
+		failure = try_plan(src, src->row_plan, &arg, in_gaps);
+		if (failure == NULL)
+			continue;
+		consume_number(src, arrival, in_gaps);
+		src->in_consumer = true;
+		src->consumer->poison(src->consumer->arg, arrival, failure->message);
+		src->in_consumer = false;
+		FreeErrorData(failure);
+	}
+	list_free_deep(numbers);
+}
+
+/* run_plan, with any row the query fails on consumed as poison. */
+static void
+read_rows(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
+{
+	ErrorData  *failure = try_plan(src, plan, args, in_gaps);
+	Datum		number_args[2];
+
+	if (failure == NULL)
+		return;
+	FreeErrorData(failure);
+	if (in_gaps)
+	{
+		number_args[0] = args[0];
+		number_args[1] = args[1];
+	}
+	else
+	{
+		/* what is left of the limit, after the mark the rows moved */
+		number_args[0] = Int64GetDatum(src->hwm);
+		number_args[1] = Int64GetDatum(DatumGetInt64(args[1]) - src->rows_read);
+	}
+	isolate_poison(src, number_args, in_gaps);
 }
 
 static int
@@ -379,7 +535,7 @@ table_read_rows(WaTableSource *src, int limit)
 		}
 		args[0] = PointerGetDatum(construct_array(lo, src->n_gaps, INT8OID, 8, true, TYPALIGN_DOUBLE));
 		args[1] = PointerGetDatum(construct_array(hi, src->n_gaps, INT8OID, 8, true, TYPALIGN_DOUBLE));
-		run_plan(src, src->gap_plan, args, true);
+		read_rows(src, src->gap_plan, args, true);
 	}
 
 	/* the gaps that filled or can no longer fill go before the bound is checked */
@@ -399,7 +555,7 @@ table_read_rows(WaTableSource *src, int limit)
 
 		args[0] = Int64GetDatum(src->hwm);
 		args[1] = Int64GetDatum(limit);
-		run_plan(src, src->tail_plan, args, false);
+		read_rows(src, src->tail_plan, args, false);
 	}
 
 	/* the gaps this read revealed wait for everything running now */
@@ -443,7 +599,20 @@ table_oldest_gap(const WaTableSource *src, TimestampTz *at, int *pid)
 
 /* ---------- set-up and persistence ---------- */
 
-/* The row query's two statements, kept for the worker's lifetime. */
+/* A statement of the worker's own, prepared and kept. */
+static SPIPlanPtr
+prepare_kept(const char *sql, int nargs, Oid *types)
+{
+	SPIPlanPtr	plan;
+
+	wa_own_statement(sql);
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not prepare \"%s\"", sql);
+	return plan;
+}
+
+/* The row query's statements, kept for the worker's lifetime. */
 static void
 table_prepare_plans(WaTableSource *src)
 {
@@ -458,17 +627,25 @@ table_prepare_plans(WaTableSource *src)
 
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s > $1 ORDER BY %s LIMIT $2",
 				   q->row_query, arrival, arrival);
-	wa_own_statement(sql);
-	src->tail_plan = SPI_prepare(sql, 2, tail_types);
-	if (src->tail_plan == NULL || SPI_keepplan(src->tail_plan) != 0)
-		elog(ERROR, "could not prepare \"%s\"", sql);
+	src->tail_plan = prepare_kept(sql, 2, tail_types);
 	sql = psprintf("SELECT s.* FROM (%s) AS s "
 				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
 				   "ORDER BY %s", q->row_query, arrival, arrival);
-	wa_own_statement(sql);
-	src->gap_plan = SPI_prepare(sql, 2, gap_types);
-	if (src->gap_plan == NULL || SPI_keepplan(src->gap_plan) != 0)
-		elog(ERROR, "could not prepare \"%s\"", sql);
+	src->gap_plan = prepare_kept(sql, 2, gap_types);
+
+	/*
+	 * After a failed read: the same rows' numbers alone (the planner drops
+	 * the columns not selected, so no other expression runs), and one row.
+	 */
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM (%s) AS s WHERE %s > $1 ORDER BY 1 LIMIT $2",
+				   arrival, q->row_query, arrival);
+	src->tail_numbers_plan = prepare_kept(sql, 2, tail_types);
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM (%s) AS s "
+				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
+				   "ORDER BY 1", arrival, q->row_query, arrival);
+	src->gap_numbers_plan = prepare_kept(sql, 2, gap_types);
+	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s = $1", q->row_query, arrival);
+	src->row_plan = prepare_kept(sql, 1, tail_types);
 	MemoryContextSwitchTo(old);
 }
 
