@@ -164,6 +164,7 @@ SET statement_timeout = '300ms';
 SELECT * FROM windowagg.live('wo_slow') AS l(k int, ws bigint, we bigint, n int8);
 RESET statement_timeout;
 SELECT clock_timestamp() - t0 < interval '10 s' AS cancelled_at_once FROM wo_clock;
+SELECT windowagg.drop_pipeline('wo_slow', drop_tables => true);
 RESET ROLE;
 
 -- 6. A row on which the query's own code raises an error (an argument,
@@ -199,8 +200,24 @@ SELECT reason, count(*), bool_and(event_time IS NULL) AS no_event_time,
 FROM wo.poison_results_dead_letters GROUP BY reason;
 RESET ROLE;
 
+-- 7. An error no row can cause is never blamed on one: with EXECUTE on a
+-- function of its query revoked, the pipeline stops for a user, and no
+-- row becomes a dead letter.
+SET ROLE wo_owner;
+CREATE FUNCTION wo.tenth(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 / 10';
+CREATE TABLE wo.src7 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint, v int);
+SELECT windowagg.create_pipeline('wo_revoked', 'SELECT k, sum(wo.tenth(v)) AS s FROM wo.src7 GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.revoked_results') > 0 AS created;
+INSERT INTO wo.src7 (k, t, v) VALUES (1, 1, 10);
+SELECT windowagg.wait('wo_revoked');
+REVOKE EXECUTE ON FUNCTION wo.tenth(int) FROM PUBLIC, wo_owner;
+INSERT INTO wo.src7 (k, t, v) SELECT 1, i, i FROM generate_series(2, 20) i;
+SELECT wait_for_status('wo_revoked', 'stopped', '%permission denied%', seconds => 10);
+SELECT count(*) AS dead_letters FROM wo.revoked_results_dead_letters;
+RESET ROLE;
+
 SELECT windowagg.drop_pipeline(name, drop_tables => true)
-FROM (VALUES ('wo_careful'), ('wo_dom'), ('wo_slow'), ('wo_poison')) p(name);
+FROM (VALUES ('wo_careful'), ('wo_dom'), ('wo_poison'), ('wo_revoked')) p(name);
 DROP TABLE wo_trapped, public.wo_msrc;
 DROP FUNCTION wo_trap(text);
 DROP DOMAIN public.wo_dom;

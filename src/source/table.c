@@ -31,7 +31,9 @@
  * at a time, each in a subtransaction of its own, and a row that fails
  * alone is consumed as poison (consumer->poison: a dead letter).  The
  * numbers to read again come from a query of the arrival column only,
- * which evaluates no expression of the owner's.
+ * which evaluates no expression of the owner's.  Errors no row can cause
+ * (a cancel, a lock, a revoked privilege, the server's) are never blamed
+ * on one.
  *
  * src/source/table.c
  *
@@ -323,10 +325,36 @@ run_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
 }
 
 /*
+ * Could a row be why the query failed?  Not if the server, an operator, a
+ * lock or a privilege stopped it: those errors go on up as before (the
+ * worker restarts, or stops for a user), and no row is blamed.
+ */
+static bool
+error_may_be_the_rows(int sqlerrcode)
+{
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:
+		case ERRCODE_INVALID_TRANSACTION_STATE:
+		case ERRCODE_TRANSACTION_ROLLBACK:
+		case ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION:
+		case ERRCODE_INSUFFICIENT_RESOURCES:
+		case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:
+		case ERRCODE_OPERATOR_INTERVENTION:
+		case ERRCODE_SYSTEM_ERROR:
+		case ERRCODE_CONFIG_FILE_ERROR:
+		case ERRCODE_INTERNAL_ERROR:
+			return false;
+	}
+	return true;
+}
+
+/*
  * run_plan in a subtransaction.  An error of the worker's own handling of
- * a row goes on up (its engine may be half-changed); any other is the
- * query's, on some row not delivered yet: it is returned (a copy), and
- * what the subtransaction did is undone, but not the rows delivered.
+ * a row goes on up (its engine may be half-changed), as does one no row
+ * can cause; any other is the query's, on some row not delivered yet: it
+ * is returned (a copy), and what the subtransaction did is undone, but not
+ * the rows delivered.
  */
 static ErrorData *
 try_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
@@ -349,6 +377,8 @@ try_plan(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
 			PG_RE_THROW();
 		MemoryContextSwitchTo(src->epoch_cxt);
 		failure = CopyErrorData();
+		if (!error_may_be_the_rows(failure->sqlerrcode))
+			PG_RE_THROW();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 	}
