@@ -205,6 +205,7 @@ typedef struct LiveOutput
 	const char *name;
 	WaPipelineSlot *slot;
 	uint64		state_changes;	/* the slot's, when its lock was taken */
+	bool		reading;		/* under the lock, in wa_engine_live */
 } LiveOutput;
 
 static void
@@ -282,18 +283,24 @@ lock_for_reading(WaPipelineSlot *slot, const char *name)
 }
 
 /*
- * After the owner's code ran under the lock: a subtransaction it aborted
- * (a PL/pgSQL EXCEPTION block) let go of every LWLock.  Take the lock
- * again; if a writer had it meanwhile, what this read holds of the engine
- * may be gone, and the read stops.
+ * Around the owner's code under the lock (OWNER_CODE): after it, a
+ * subtransaction it aborted (a PL/pgSQL EXCEPTION block) let go of every
+ * LWLock.  Take the lock again; if a writer had it meanwhile, what this
+ * read holds of the engine may be gone, and the read stops.  Before it,
+ * a lock lost elsewhere stops the read too.
  */
 static void
-relock_for_reading(void *arg)
+relock_for_reading(void *arg, bool after)
 {
 	LiveOutput *out = arg;
 
-	if (LWLockHeldByMe(&out->slot->state_lock))
+	if (!out->reading || LWLockHeldByMe(&out->slot->state_lock))
 		return;
+	if (!after)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the live windows of pipeline \"%s\" changed while they were read", out->name),
+				 errdetail("A function that caught an error let go of the lock that keeps the windows in place.")));
 	lock_for_reading(out->slot, out->name);
 	if (out->slot->state_changes != out->state_changes)
 	{
@@ -350,7 +357,9 @@ read_live_locked(const WaPipelineDef *def, WaPipelineSlot *slot,
 		reading.arg = def->name;
 		reading.previous = error_context_stack;
 		error_context_stack = &reading;
+		out->reading = true;
 		wa_engine_live(slot->engine, generic, emit_live, out, scratch, results);
+		out->reading = false;
 		error_context_stack = reading.previous;
 	}
 	LWLockRelease(&slot->state_lock);

@@ -171,18 +171,27 @@ unlock_state(Worker *w)
 }
 
 /*
- * After the owner's code ran under the state lock: a subtransaction it
- * aborted (a PL/pgSQL EXCEPTION block) let go of every LWLock.  The engine
- * stayed marked busy, so no reader came near it, and no one else writes
- * it while this worker runs: take the lock again and go on.
+ * Around the owner's code under the state lock (OWNER_CODE).  After it: a
+ * subtransaction it aborted (a PL/pgSQL EXCEPTION block) let go of every
+ * LWLock; the engine stayed marked busy, so no reader came near it, and
+ * no one else writes it while this worker runs: take the lock again and
+ * go on.  Before it: a lock lost elsewhere (a domain's constraint in a
+ * receive function) cannot be taken back with the right hold-off count,
+ * so the engine is thrown away.
  */
 static void
-relock_after_owner_code(void *arg)
+guard_state_lock(void *arg, bool after)
 {
 	Worker	   *w = arg;
 
-	if (w->locked && !LWLockHeldByMe(&w->slot->state_lock))
-		wa_state_lock_exclusive(w->slot);
+	if (!w->locked || LWLockHeldByMe(&w->slot->state_lock))
+		return;
+	if (!after)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pipeline \"%s\" lost its state lock", w->def->name),
+				 errdetail("A function that caught an error ran under the lock outside the aggregates' own code (a domain's check constraint, say), which let the lock go.")));
+	wa_state_lock_exclusive(w->slot);
 }
 
 /*
@@ -1104,7 +1113,7 @@ setup(Worker *w)
 	wa_source_prepare(w->source);
 	/* run as the owner, like the query: checks it may call them */
 	w->generic = wa_generic_create(w->query);
-	wa_generic_set_guard(w->generic, relock_after_owner_code, w);
+	wa_generic_set_guard(w->generic, guard_state_lock, w);
 	/* the accumulator size is known once an engine exists (restore) */
 	wa_sink_init(&w->sink, w->def, w->query, &w->codec, 0, w->generic, w->cxt);
 	w->progress_plan = wa_catalog_progress_prepare();

@@ -46,6 +46,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_agg.h"
+#include "parser/parse_coerce.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -498,6 +499,21 @@ generic_agg_init(WaGeneric *g, const WaAggColumn *col)
 								 support[0], InvalidOid, &transexpr, NULL);
 	a->trans_call = prepare_call(g, &a->transfn, support[0], transexpr,
 								 col->n_args + 1, col->collation);
+
+	/*
+	 * A strict transition function without an initial value adopts the
+	 * first input as the state, which must then be of the state's type.
+	 * CREATE AGGREGATE checks that only for a function strict by then:
+	 * ALTER FUNCTION ... STRICT may come later, so it is checked here, as
+	 * the executor checks it on every run.
+	 */
+	if (a->transfn.fn_strict && a->initval_isnull &&
+		(col->n_args < 1 || !IsBinaryCoercible(col->arg_types[0], a->transtype)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_FUNCTION_DEFINITION),
+				 errmsg("aggregate %s needs to have compatible input type and transition type",
+						col->sql_name),
+				 errdetail("Its transition function is strict and it has no initial value, so its first input becomes its state.")));
 	/* DISTINCT merges sets, and needs no combine function */
 	if (OidIsValid(support[1]))
 	{

@@ -161,20 +161,25 @@ struct WaGeneric
  * catch an error of their own (a PL/pgSQL EXCEPTION block), whose
  * subtransaction abort releases every LWLock of the process, the state
  * lock included: the guard the lock's holder set (wa_generic_set_guard)
- * takes it again, or errors out, before anything reads the engine again.
- * The hold-off count it comes back to is the one the lock's first
- * acquisition made.
+ * takes it again afterwards, or errors out, before anything reads the
+ * engine again.  The hold-off count it comes back to is the one the
+ * lock's acquisition made, which is right only if the lock was held when
+ * the code began: the guard checks that first, and errors out if some
+ * other code lost it (the engine is then thrown away).
  */
 #define OWNER_CODE(g, call) \
 	do { \
 		WaGeneric  *g_ = (g); \
-		uint32		held_ = InterruptHoldoffCount; \
+		uint32		held_; \
 		\
+		if (g_->guard != NULL) \
+			g_->guard(g_->guard_arg, false); \
+		held_ = InterruptHoldoffCount; \
 		InterruptHoldoffCount = 0; \
 		CHECK_FOR_INTERRUPTS(); \
 		call; \
 		if (g_->guard != NULL) \
-			g_->guard(g_->guard_arg); \
+			g_->guard(g_->guard_arg, true); \
 		InterruptHoldoffCount = held_; \
 	} while (0)
 

@@ -1061,7 +1061,14 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 			wa_generic_describe(&q->aggs[i], &d);
 			SHAPE_ADD(ctx, d.transtype);
 			for (int j = 0; j < (int) lengthof(d.support); j++)
+			{
+				/* ALTER FUNCTION ... STRICT changes how states are made */
+				bool		strict = OidIsValid(d.support[j]) &&
+					func_strict(d.support[j]);
+
 				SHAPE_ADD(ctx, d.support[j]);
+				SHAPE_ADD(ctx, strict);
+			}
 			SHAPE_ADD(ctx, d.finalmodify);
 			SHAPE_ADD(ctx, d.finalextra);
 		}

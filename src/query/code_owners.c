@@ -45,7 +45,9 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/fmgroids.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 typedef enum CodeKind
 {
@@ -123,6 +125,53 @@ domain_untrusted(Oid typid, CodeOwnerWalk *walk)
 			return true;
 		}
 		typid = base;
+	}
+	return false;
+}
+
+/*
+ * A type whose values the pipeline keeps (keys, aggregate inputs, states,
+ * results): a restore reads them back through their receive functions,
+ * which check the constraints of every domain in them, an array's
+ * elements', a composite's fields', a range's bounds' included.
+ */
+static bool
+type_untrusted(Oid typid, CodeOwnerWalk *walk)
+{
+	HeapTuple	tup;
+	Form_pg_type typ;
+	Oid			elem;
+	Oid			relid;
+	char		typtype;
+
+	check_stack_depth();
+	if (domain_untrusted(typid, walk))
+		return true;
+	typid = getBaseType(typid);
+	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for type %u", typid);
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	elem = IsTrueArrayType(typ) ? typ->typelem : InvalidOid;
+	relid = typ->typrelid;
+	typtype = typ->typtype;
+	ReleaseSysCache(tup);
+	if (OidIsValid(elem))
+		return type_untrusted(elem, walk);
+	if (typtype == TYPTYPE_RANGE)
+		return type_untrusted(get_range_subtype(typid), walk);
+	if (typtype == TYPTYPE_MULTIRANGE)
+		return type_untrusted(get_multirange_range(typid), walk);
+	if (typtype == TYPTYPE_COMPOSITE && OidIsValid(relid))
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts && !found; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				found = type_untrusted(TupleDescAttr(desc, i)->atttypid, walk);
+		ReleaseTupleDesc(desc);
+		return found;
 	}
 	return false;
 }
@@ -267,8 +316,8 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 
 /*
  * Error out unless every function and domain that q's row expressions,
- * filter, aggregates and expressions over them use belongs to owner or to
- * a superuser.
+ * filter, aggregates and expressions over them use, and every domain in
+ * the types of the values it keeps, belongs to owner or to a superuser.
  */
 void
 wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
@@ -290,6 +339,24 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 		if (q->aggs[i].kind == WA_AGG_GENERIC &&
 			aggregate_untrusted(q->aggs[i].aggfnoid, &walk))
 			report_untrusted(&walk, pipeline_name);
+
+	/* the types of what it keeps, and reads back at a restore */
+	for (int i = 0; i < q->n_keys; i++)
+		if (type_untrusted(q->keys[i].typid, &walk))
+			report_untrusted(&walk, pipeline_name);
+	for (int i = 0; i < q->n_inputs; i++)
+		if (type_untrusted(q->input_types[i], &walk))
+			report_untrusted(&walk, pipeline_name);
+	for (int i = 0; i < q->n_aggs; i++)
+	{
+		WaGenericDescription d;
+
+		if (q->aggs[i].kind != WA_AGG_GENERIC)
+			continue;
+		wa_generic_describe(&q->aggs[i], &d);
+		if (type_untrusted(d.transtype, &walk))
+			report_untrusted(&walk, pipeline_name);
+	}
 	for (int i = 0; i < q->n_outputs; i++)
 	{
 		if (q->outputs[i].expr == NULL)

@@ -66,7 +66,12 @@ wa_key_portable_init(WaKeyPortable *kp, const WaKeyCodec *codec)
 			kp->send_form[i] = true;
 			getTypeBinaryOutputInfo(col->typid, &func, &varlena);
 			fmgr_info(func, &kp->send[i]);
-			getTypeBinaryInputInfo(col->typid, &func, &kp->ioparam[i]);
+			/*
+			 * The base type's: a domain's would run the constraints of the
+			 * domain's owner under the state lock (the values passed them
+			 * when they were made).
+			 */
+			getTypeBinaryInputInfo(getBaseType(col->typid), &func, &kp->ioparam[i]);
 			fmgr_info(func, &kp->recv[i]);
 		}
 	}

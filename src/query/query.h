@@ -330,12 +330,13 @@ extern WaGeneric *wa_generic_create(const WaAggQuery *q);
 extern const wa_agg_generic *wa_generic_callbacks(const WaGeneric *g);
 
 /*
- * Called after each piece of the owner's code that g runs (support
- * functions, and expressions through wa_generic_output_values): a holder
- * of a pipeline's state lock checks that it still holds it (see OWNER_CODE
- * in agg_generic_int.h).
+ * Called before (after false) and after (after true) each piece of the
+ * owner's code that g runs (support functions, and expressions through
+ * wa_generic_output_values): a holder of a pipeline's state lock checks
+ * that it holds it, and after, takes it again if that code let it go (see
+ * OWNER_CODE in agg_generic_int.h).
  */
-typedef void (*WaOwnerCodeGuard) (void *arg);
+typedef void (*WaOwnerCodeGuard) (void *arg, bool after);
 extern void wa_generic_set_guard(WaGeneric *g, WaOwnerCodeGuard guard,
 								 void *arg);
 /* wa_output_values, as the owner's code under g's guard. */
