@@ -53,6 +53,8 @@ typedef enum CodeKind
 {
 	CODE_FUNCTION,
 	CODE_DOMAIN,
+	CODE_TYPE,					/* a composite type (its fields may change) */
+	CODE_POLICIES,				/* a table's row-level security */
 	CODE_VIEW,
 	CODE_RELATION				/* not a pipeline's table (its statements) */
 } CodeKind;
@@ -142,6 +144,7 @@ type_untrusted(Oid typid, CodeOwnerWalk *walk)
 	Form_pg_type typ;
 	Oid			elem;
 	Oid			relid;
+	Oid			typowner;
 	char		typtype;
 
 	check_stack_depth();
@@ -155,7 +158,17 @@ type_untrusted(Oid typid, CodeOwnerWalk *walk)
 	elem = IsTrueArrayType(typ) ? typ->typelem : InvalidOid;
 	relid = typ->typrelid;
 	typtype = typ->typtype;
+	typowner = typ->typowner;
 	ReleaseSysCache(tup);
+
+	/* a composite's owner may change its fields (ALTER TYPE) under it */
+	if (typtype == TYPTYPE_COMPOSITE && !trusted_code_owner(typowner, walk->owner))
+	{
+		walk->offender = typid;
+		walk->offender_owner = typowner;
+		walk->offender_kind = CODE_TYPE;
+		return true;
+	}
 	if (OidIsValid(elem))
 		return type_untrusted(elem, walk);
 	if (typtype == TYPTYPE_RANGE)
@@ -294,6 +307,14 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 		case CODE_DOMAIN:
 			what = psprintf("uses domain %s", format_type_be(walk->offender));
 			break;
+		case CODE_TYPE:
+			what = psprintf("keeps values of type %s", format_type_be(walk->offender));
+			break;
+		case CODE_POLICIES:
+			what = psprintf("reads table %s with row-level security",
+							quote_qualified_identifier(get_namespace_name(get_rel_namespace(walk->offender)),
+													   get_rel_name(walk->offender)));
+			break;
 		case CODE_VIEW:
 			what = psprintf("reads view %s",
 							quote_qualified_identifier(get_namespace_name(get_rel_namespace(walk->offender)),
@@ -339,6 +360,30 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 		if (q->aggs[i].kind == WA_AGG_GENERIC &&
 			aggregate_untrusted(q->aggs[i].aggfnoid, &walk))
 			report_untrusted(&walk, pipeline_name);
+
+	/*
+	 * The source's row-level security policies run as the role that reads
+	 * the table; their expressions are the table owner's to change.
+	 */
+	if (OidIsValid(q->relid))
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(q->relid));
+
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_class rel = (Form_pg_class) GETSTRUCT(tup);
+
+			if (rel->relrowsecurity && !trusted_code_owner(rel->relowner, owner))
+			{
+				walk.offender = q->relid;
+				walk.offender_owner = rel->relowner;
+				walk.offender_kind = CODE_POLICIES;
+			}
+			ReleaseSysCache(tup);
+			if (walk.offender_kind == CODE_POLICIES)
+				report_untrusted(&walk, pipeline_name);
+		}
+	}
 
 	/* the types of what it keeps, and reads back at a restore */
 	for (int i = 0; i < q->n_keys; i++)

@@ -29,11 +29,13 @@
  * Each read runs in a subtransaction; when one fails outside the worker's
  * own handling of a row, the rows it had not delivered are read again one
  * at a time, each in a subtransaction of its own, and a row that fails
- * alone is consumed as poison (consumer->poison: a dead letter).  The
- * numbers to read again come from a query of the arrival column only,
- * which evaluates no expression of the owner's.  Errors no row can cause
- * (a cancel, a lock, a revoked privilege, the server's) are never blamed
- * on one.
+ * alone is consumed as poison (consumer->poison: a dead letter); after a
+ * poison row, new rows are read in batches again.  The numbers to read
+ * again come from the table's arrival column alone, which evaluates no
+ * expression of the owner's.  Errors no row can cause (a cancel, a lock,
+ * a revoked privilege, the server's) are never blamed on one, nor are
+ * those the query raises on rows it read before (a table its subquery
+ * reads, a setting: see query_works_on_past_rows).
  *
  * src/source/table.c
  *
@@ -54,6 +56,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 #include "utils/syscache.h"
 #include "utils/wait_event.h"
 
@@ -88,7 +91,10 @@ typedef struct WaTableSource
 	/* after a failed read: the numbers it covered, and one row's read */
 	SPIPlanPtr	tail_numbers_plan;
 	SPIPlanPtr	gap_numbers_plan;
+	SPIPlanPtr	past_numbers_plan;
 	SPIPlanPtr	row_plan;
+	bool		probing;		/* evaluating rows read before: deliver none */
+	TupleDesc	row_desc;		/* the rows' types, as the worker parsed them */
 	bool		in_consumer;	/* the worker handles a row: its errors
 								 * are its own, not the row's */
 
@@ -265,6 +271,8 @@ source_receive(TupleTableSlot *slot, DestReceiver *self)
 	bool		counts;
 
 	slot_getallattrs(slot);
+	if (src->probing)
+		return true;			/* evaluated only: see query_works_on_past_rows */
 	if (slot->tts_isnull[WA_ROW_ARRIVAL(src->query)])
 		return true;			/* NULL arrival: not a row we can order */
 	arrival = slot_arrival(src, slot);
@@ -283,9 +291,31 @@ receiver_noop(DestReceiver *self)
 {
 }
 
+/*
+ * The worker decodes rows by the types of its own parse.  PostgreSQL
+ * analyses a kept statement again when something it uses changes (a
+ * function dropped and created again, returning another type), and the
+ * rows would then be read as what they are not: a user must resume the
+ * pipeline, whose query is then parsed, and checked, again.
+ */
 static void
 receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
+	WaTableSource *src = ((SourceReceiver *) self)->src;
+	TupleDesc	want = src->row_desc;
+	bool		same = typeinfo->natts == want->natts;
+
+	for (int i = 0; same && i < want->natts; i++)
+		same = TupleDescAttr(typeinfo, i)->atttypid == TupleDescAttr(want, i)->atttypid;
+	if (!same)
+	{
+		src->source->needs_user = true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the query of the pipeline now returns other types than its worker reads"),
+				 errdetail("A function or type it uses was replaced since the worker started."),
+				 errhint("Resume the pipeline to parse its query again.")));
+	}
 }
 
 static void
@@ -428,14 +458,50 @@ number_found(const WaTableSource *src, int64 arrival)
 }
 
 /*
- * A read that failed on one of its rows: read what it had not delivered
- * one row at a time; a row that fails alone is poison.
+ * Does the query still work on a row it read before?  Evaluated, not
+ * delivered, for up to eight of the latest numbers consumed.  A query
+ * that fails on all of them fails for a reason of its own (a table its
+ * subquery reads, a setting, the clock), and no row is to blame; with no
+ * such row left, there is no telling, and the rows are.
  */
-static void
+static bool
+query_works_on_past_rows(WaTableSource *src)
+{
+	Datum		arg = Int64GetDatum(src->hwm);
+	List	   *numbers = numbers_of(src, src->past_numbers_plan, &arg);
+	ListCell   *lc;
+	bool		works = numbers == NIL;
+
+	src->probing = true;
+	foreach(lc, numbers)
+	{
+		Datum		past = Int64GetDatum(*(int64 *) lfirst(lc));
+		ErrorData  *failure = try_plan(src, src->row_plan, &past, false);
+
+		if (failure == NULL)
+		{
+			works = true;
+			break;
+		}
+		FreeErrorData(failure);
+	}
+	src->probing = false;
+	list_free_deep(numbers);
+	return works;
+}
+
+/*
+ * A read that failed on one of its rows: read what it had not delivered
+ * one row at a time; a row that fails alone is poison.  New rows (not
+ * gaps) stop after the first poison row, for the caller to go on reading
+ * in batches: returns true then.
+ */
+static bool
 isolate_poison(WaTableSource *src, Datum *number_args, bool in_gaps)
 {
 	List	   *numbers;
 	ListCell   *lc;
+	bool		stopped = false;
 
 	numbers = numbers_of(src, in_gaps ? src->gap_numbers_plan : src->tail_numbers_plan,
 						 number_args);
@@ -456,8 +522,14 @@ isolate_poison(WaTableSource *src, Datum *number_args, bool in_gaps)
 		src->consumer->poison(src->consumer->arg, arrival, failure->message);
 		src->in_consumer = false;
 		FreeErrorData(failure);
+		if (!in_gaps)
+		{
+			stopped = true;
+			break;
+		}
 	}
 	list_free_deep(numbers);
+	return stopped;
 }
 
 /* run_plan, with any row the query fails on consumed as poison. */
@@ -465,23 +537,40 @@ static void
 read_rows(WaTableSource *src, SPIPlanPtr plan, Datum *args, bool in_gaps)
 {
 	ErrorData  *failure = try_plan(src, plan, args, in_gaps);
+	int64		limit = in_gaps ? 0 : DatumGetInt64(args[1]);
 	Datum		number_args[2];
 
 	if (failure == NULL)
 		return;
+	if (!query_works_on_past_rows(src))
+		ReThrowError(failure);	/* the query's failure, not a row's */
 	FreeErrorData(failure);
-	if (in_gaps)
+	for (;;)
 	{
-		number_args[0] = args[0];
-		number_args[1] = args[1];
-	}
-	else
-	{
-		/* what is left of the limit, after the mark the rows moved */
+		if (in_gaps)
+		{
+			number_args[0] = args[0];
+			number_args[1] = args[1];
+		}
+		else
+		{
+			/* what is left of the limit, after the mark the rows moved */
+			number_args[0] = Int64GetDatum(src->hwm);
+			number_args[1] = Int64GetDatum(limit - src->rows_read);
+		}
+		if (!isolate_poison(src, number_args, in_gaps))
+			return;
+
+		/* past the poison row: the rest in batches again */
+		number_args[1] = Int64GetDatum(limit - src->rows_read);
+		if (DatumGetInt64(number_args[1]) <= 0)
+			return;
 		number_args[0] = Int64GetDatum(src->hwm);
-		number_args[1] = Int64GetDatum(DatumGetInt64(args[1]) - src->rows_read);
+		failure = try_plan(src, plan, number_args, false);
+		if (failure == NULL)
+			return;
+		FreeErrorData(failure);
 	}
-	isolate_poison(src, number_args, in_gaps);
 }
 
 static int
@@ -653,27 +742,39 @@ table_prepare_plans(WaTableSource *src)
 																 WA_ROW_ARRIVAL(q) + 1)));
 	Oid			tail_types[2] = {INT8OID, INT8OID};
 	Oid			gap_types[2] = {INT8ARRAYOID, INT8ARRAYOID};
+	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(q->relid)),
+												   get_rel_name(q->relid));
+	const char *column = quote_identifier(q->arrival_column);
 	char	   *sql;
 
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s > $1 ORDER BY %s LIMIT $2",
 				   q->row_query, arrival, arrival);
 	src->tail_plan = prepare_kept(sql, 2, tail_types);
+	/* SPI calls leave SPI's context current */
+	MemoryContextSwitchTo(src->cxt);
+	src->row_desc = CreateTupleDescCopy(((CachedPlanSource *)
+										 linitial(SPI_plan_get_plan_sources(src->tail_plan)))->resultDesc);
 	sql = psprintf("SELECT s.* FROM (%s) AS s "
 				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
 				   "ORDER BY %s", q->row_query, arrival, arrival);
 	src->gap_plan = prepare_kept(sql, 2, gap_types);
 
 	/*
-	 * After a failed read: the same rows' numbers alone (the planner drops
-	 * the columns not selected, so no other expression runs), and one row.
+	 * After a failed read: the same rows' numbers, from the table itself
+	 * (the row query reads every row, flagging those its WHERE rejects), so
+	 * that no expression of the query runs; the latest numbers consumed;
+	 * and one row.
 	 */
-	sql = psprintf("SELECT %s::pg_catalog.int8 FROM (%s) AS s WHERE %s > $1 ORDER BY 1 LIMIT $2",
-				   arrival, q->row_query, arrival);
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s > $1 ORDER BY 1 LIMIT $2",
+				   column, table, column);
 	src->tail_numbers_plan = prepare_kept(sql, 2, tail_types);
-	sql = psprintf("SELECT %s::pg_catalog.int8 FROM (%s) AS s "
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s "
 				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
-				   "ORDER BY 1", arrival, q->row_query, arrival);
+				   "ORDER BY 1", column, table, column);
 	src->gap_numbers_plan = prepare_kept(sql, 2, gap_types);
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s <= $1 ORDER BY 1 DESC LIMIT 8",
+				   column, table, column);
+	src->past_numbers_plan = prepare_kept(sql, 1, tail_types);
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s = $1", q->row_query, arrival);
 	src->row_plan = prepare_kept(sql, 1, tail_types);
 	MemoryContextSwitchTo(old);
