@@ -624,6 +624,7 @@ source_def(Worker *w)
 	sd->owner = w->def->owner;
 	sd->relid = w->def->source;
 	sd->arrival_column = w->def->arrival_column;
+	sd->dead_letter_table = w->def->dead_letter_table;
 	sd->logical = w->def->logical;
 	sd->connection = w->def->connection;
 	sd->publication = w->def->publication;

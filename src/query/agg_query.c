@@ -887,6 +887,7 @@ parse_query(const char *query, const char *event_time,
 	check_query_shape(q);
 
 	result->relid = rt_fetch(1, q->rtable)->relid;
+	result->inh = rt_fetch(1, q->rtable)->inh;
 	result->relname = get_rel_name(result->relid);
 	resolve_event_time(result, event_time, &event_var);
 

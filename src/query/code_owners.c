@@ -34,6 +34,7 @@
  */
 #include "query/query.h"
 
+#include "access/relation.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
@@ -41,11 +42,13 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/analyze.h"
+#include "rewrite/rowsecurity.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
-#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -336,6 +339,40 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 }
 
 /*
+ * The code of the source's row-level security policies (of the owner's or
+ * a superuser's table: another role's is refused outright): they run as
+ * the pipeline's owner whenever they apply to it.
+ */
+static void
+source_policies_untrusted(Oid relid, CodeOwnerWalk *walk,
+						  const char *pipeline_name)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	ListCell   *lc;
+
+	if (rel->rd_rsdesc != NULL)
+	{
+		foreach(lc, rel->rd_rsdesc->policies)
+		{
+			RowSecurityPolicy *policy = lfirst(lc);
+			Node	   *quals[2] = {copyObject((Node *) policy->qual),
+			copyObject((Node *) policy->with_check_qual)};
+
+			for (int i = 0; i < (int) lengthof(quals); i++)
+			{
+				fix_opfuncids(quals[i]);
+				if (untrusted_code_walker(quals[i], walk))
+				{
+					relation_close(rel, AccessShareLock);
+					report_untrusted(walk, pipeline_name);
+				}
+			}
+		}
+	}
+	relation_close(rel, AccessShareLock);
+}
+
+/*
  * Error out unless every function and domain that q's row expressions,
  * filter, aggregates and expressions over them use, and every domain in
  * the types of the values it keeps, belongs to owner or to a superuser.
@@ -382,6 +419,7 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 			ReleaseSysCache(tup);
 			if (walk.offender_kind == CODE_POLICIES)
 				report_untrusted(&walk, pipeline_name);
+			source_policies_untrusted(q->relid, &walk, pipeline_name);
 		}
 	}
 

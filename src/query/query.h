@@ -228,6 +228,7 @@ typedef struct WaOutputColumn
 typedef struct WaAggQuery
 {
 	Oid			relid;
+	bool		inh;			/* its children too (no ONLY) */
 	char	   *relname;
 	char	   *event_time_name;
 	Oid			event_time_type;

@@ -58,6 +58,7 @@ typedef struct WaSourceDef
 	Oid			relid;			/* the source table (a remote source's
 								 * local stand-in) */
 	const char *arrival_column; /* a table source's arrival numbers */
+	Oid			dead_letter_table;	/* a table source's: rows blamed before */
 	bool		logical;		/* a logical source (else a table source) */
 	const char *connection;		/* NULL: this server */
 	const char *publication;	/* with a connection: the publication */

@@ -94,6 +94,7 @@ typedef struct WaTableSource
 	SPIPlanPtr	past_numbers_plan;
 	SPIPlanPtr	row_plan;
 	bool		probing;		/* evaluating rows read before: deliver none */
+	List	   *poisoned;		/* numbers blamed this epoch */
 	TupleDesc	row_desc;		/* the rows' types, as the worker parsed them */
 	bool		in_consumer;	/* the worker handles a row: its errors
 								 * are its own, not the row's */
@@ -113,6 +114,7 @@ typedef struct WaTableSource
 
 	/* the pipeline's */
 	WaSource   *source;
+	Oid			dead_letter_table;
 	Oid			arrival_seq;	/* the sequence that numbers its rows */
 } WaTableSource;
 
@@ -447,22 +449,30 @@ numbers_of(WaTableSource *src, SPIPlanPtr plan, Datum *args)
 }
 
 static bool
-number_found(const WaTableSource *src, int64 arrival)
+list_member_int64(const List *numbers, int64 arrival)
 {
 	ListCell   *lc;
 
-	foreach(lc, src->found)
+	foreach(lc, numbers)
 		if (*(int64 *) lfirst(lc) == arrival)
 			return true;
 	return false;
 }
 
+static bool
+number_found(const WaTableSource *src, int64 arrival)
+{
+	return list_member_int64(src->found, arrival);
+}
+
 /*
  * Does the query still work on a row it read before?  Evaluated, not
- * delivered, for up to eight of the latest numbers consumed.  A query
- * that fails on all of them fails for a reason of its own (a table its
+ * delivered, for up to eight of the latest numbers consumed that were
+ * never blamed (not in the dead letters, nor this epoch's).  A query that
+ * fails on all of them fails for a reason of its own (a table its
  * subquery reads, a setting, the clock), and no row is to blame; with no
- * such row left, there is no telling, and the rows are.
+ * such row left (all deleted since), there is no telling, and the rows
+ * are.
  */
 static bool
 query_works_on_past_rows(WaTableSource *src)
@@ -470,19 +480,28 @@ query_works_on_past_rows(WaTableSource *src)
 	Datum		arg = Int64GetDatum(src->hwm);
 	List	   *numbers = numbers_of(src, src->past_numbers_plan, &arg);
 	ListCell   *lc;
-	bool		works = numbers == NIL;
+	bool		works = true;
+	int			tried = 0;
 
 	src->probing = true;
 	foreach(lc, numbers)
 	{
-		Datum		past = Int64GetDatum(*(int64 *) lfirst(lc));
-		ErrorData  *failure = try_plan(src, src->row_plan, &past, false);
+		int64		number = *(int64 *) lfirst(lc);
+		Datum		past = Int64GetDatum(number);
+		ErrorData  *failure;
 
+		/* this epoch's poison rows are not in the dead letters yet */
+		if (list_member_int64(src->poisoned, number))
+			continue;
+		if (++tried > 8)
+			break;
+		failure = try_plan(src, src->row_plan, &past, false);
 		if (failure == NULL)
 		{
 			works = true;
 			break;
 		}
+		works = false;
 		FreeErrorData(failure);
 	}
 	src->probing = false;
@@ -518,6 +537,13 @@ isolate_poison(WaTableSource *src, Datum *number_args, bool in_gaps)
 		if (failure == NULL)
 			continue;
 		consume_number(src, arrival, in_gaps);
+		{
+			MemoryContext old = MemoryContextSwitchTo(src->epoch_cxt);
+
+			src->poisoned = lappend(src->poisoned, palloc(sizeof(int64)));
+			*(int64 *) llast(src->poisoned) = arrival;
+			MemoryContextSwitchTo(old);
+		}
 		src->in_consumer = true;
 		src->consumer->poison(src->consumer->arg, arrival, failure->message);
 		src->in_consumer = false;
@@ -641,6 +667,8 @@ table_read_rows(WaTableSource *src, int limit)
 
 	src->found = NIL;
 	src->rows_read = 0;
+	src->poisoned = NIL;		/* in the epoch's memory, reset since */
+	src->probing = false;		/* after an error while probing */
 	if (src->n_gaps > 0)
 	{
 		Datum		args[2];
@@ -745,6 +773,9 @@ table_prepare_plans(WaTableSource *src)
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(q->relid)),
 												   get_rel_name(q->relid));
 	const char *column = quote_identifier(q->arrival_column);
+	const char *only = q->inh ? "" : "ONLY ";
+	char	   *dead_letters = quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->dead_letter_table)),
+														  get_rel_name(src->dead_letter_table));
 	char	   *sql;
 
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s > $1 ORDER BY %s LIMIT $2",
@@ -765,15 +796,18 @@ table_prepare_plans(WaTableSource *src)
 	 * that no expression of the query runs; the latest numbers consumed;
 	 * and one row.
 	 */
-	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s > $1 ORDER BY 1 LIMIT $2",
-				   column, table, column);
+	sql = psprintf("SELECT t.%s::pg_catalog.int8 FROM %s%s AS t WHERE t.%s > $1 ORDER BY 1 LIMIT $2",
+				   column, only, table, column);
 	src->tail_numbers_plan = prepare_kept(sql, 2, tail_types);
-	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s "
-				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON %s BETWEEN g.lo AND g.hi "
-				   "ORDER BY 1", column, table, column);
+	sql = psprintf("SELECT t.%s::pg_catalog.int8 FROM %s%s AS t "
+				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON t.%s BETWEEN g.lo AND g.hi "
+				   "ORDER BY 1", column, only, table, column);
 	src->gap_numbers_plan = prepare_kept(sql, 2, gap_types);
-	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s <= $1 ORDER BY 1 DESC LIMIT 8",
-				   column, table, column);
+	/* rows read before, but none blamed before: see query_works_on_past_rows */
+	sql = psprintf("SELECT t.%s::pg_catalog.int8 FROM %s%s AS t WHERE t.%s <= $1 "
+				   "AND NOT EXISTS (SELECT FROM %s AS d WHERE d.arrival = t.%s) "
+				   "ORDER BY 1 DESC LIMIT 24",
+				   column, only, table, column, dead_letters, column);
 	src->past_numbers_plan = prepare_kept(sql, 1, tail_types);
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s = $1", q->row_query, arrival);
 	src->row_plan = prepare_kept(sql, 1, tail_types);
@@ -949,6 +983,7 @@ table_open(WaSource *source)
 	src->cxt = source->cxt;
 	src->epoch_cxt = source->epoch_cxt;
 	src->consumer = &source->consumer;
+	src->dead_letter_table = source->def->dead_letter_table;
 	src->arrival_seq = arrival_sequence(source);
 	source->private_data = src;
 }

@@ -412,6 +412,13 @@ getTypeBinaryOutputInfo(Oid type, Oid *typSend, bool *typIsVarlena)
 	*typIsVarlena = false;
 }
 
+/* the shim's types are no domains */
+Oid
+getBaseType(Oid typid)
+{
+	return typid;
+}
+
 void
 getTypeBinaryInputInfo(Oid type, Oid *typReceive, Oid *typIOParam)
 {
