@@ -434,6 +434,14 @@ ALTER TABLE wo.forced FORCE ROW LEVEL SECURITY;
 CREATE POLICY through_mallory ON wo.forced USING (public.wo_policy_ok());
 SELECT windowagg.create_pipeline('wo_forced', 'SELECT k, count(*) AS n FROM wo.forced GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.forced_results');
+-- 9d. So may those of a table its subquery reads.
+CREATE TABLE wo.src12 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, t bigint);
+SELECT windowagg.create_pipeline('wo_sublink',
+  'SELECT k, count(*) AS n FROM wo.src12 WHERE k IN (SELECT k FROM wo.forced) GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.sublink_results');
+SELECT windowagg.create_pipeline('wo_sublink',
+  'SELECT k, count(*) AS n FROM wo.src12 WHERE k IN (SELECT k FROM public.wo_rls) GROUP BY k',
+  't', ARRAY[windowagg.tumbling(10)], result_table => 'wo.sublink_results');
 RESET ROLE;
 DROP SCHEMA wo CASCADE;
 DROP FUNCTION public.wo_policy_ok();

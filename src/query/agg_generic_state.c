@@ -501,6 +501,7 @@ wa_generic_forget(WaGeneric *g)
 	g->states_bytes = 0;
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
+	g->callbacks_registered = false;
 	MemoryContextReset(g->work_cxt);
 	MemoryContextReset(g->result_cxt);
 	g->calls_since_flush = 0;
@@ -525,6 +526,7 @@ wa_generic_flush(WaGeneric *g)
 	/* callbacks registered by the support functions run, then the reset */
 	wa_set_aggcontext(g, NULL, g->cache_cxt);
 	ReScanExprContext(g->aggstate->curaggcontext);
+	g->callbacks_registered = false;
 }
 
 /*

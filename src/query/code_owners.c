@@ -257,6 +257,63 @@ view_untrusted(Oid relid, CodeOwnerWalk *walk)
 	return untrusted;
 }
 
+static bool untrusted_code_walker(Node *node, CodeOwnerWalk *walk);
+
+/*
+ * A table's row-level security policies run as whoever reads the table:
+ * another role's table with row-level security enabled (it may add any
+ * policy at any time), or any policy calling another role's code.
+ */
+static bool
+policies_untrusted(Oid relid, CodeOwnerWalk *walk)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+	Relation	rel;
+	ListCell   *lc;
+	bool		untrusted = false;
+
+	if (!HeapTupleIsValid(tup))
+		return false;			/* the executor reports a dropped relation */
+	form = (Form_pg_class) GETSTRUCT(tup);
+	if (!form->relrowsecurity)
+	{
+		ReleaseSysCache(tup);
+		return false;
+	}
+	if (!trusted_code_owner(form->relowner, walk->owner))
+	{
+		walk->offender = relid;
+		walk->offender_owner = form->relowner;
+		walk->offender_kind = CODE_POLICIES;
+		ReleaseSysCache(tup);
+		return true;
+	}
+	ReleaseSysCache(tup);
+
+	check_stack_depth();		/* policies may read tables with policies */
+	rel = relation_open(relid, AccessShareLock);
+	if (rel->rd_rsdesc != NULL)
+	{
+		foreach(lc, rel->rd_rsdesc->policies)
+		{
+			RowSecurityPolicy *policy = lfirst(lc);
+			Node	   *quals[2] = {copyObject((Node *) policy->qual),
+			copyObject((Node *) policy->with_check_qual)};
+
+			for (int i = 0; i < (int) lengthof(quals) && !untrusted; i++)
+			{
+				fix_opfuncids(quals[i]);
+				untrusted = untrusted_code_walker(quals[i], walk);
+			}
+			if (untrusted)
+				break;
+		}
+	}
+	relation_close(rel, NoLock);
+	return untrusted;
+}
+
 static bool
 untrusted_code_walker(Node *node, CodeOwnerWalk *walk)
 {
@@ -278,7 +335,8 @@ untrusted_code_walker(Node *node, CodeOwnerWalk *walk)
 			walk->offender_kind = CODE_RELATION;
 			return true;
 		}
-		return view_untrusted(rte->relid, walk);
+		return view_untrusted(rte->relid, walk) ||
+			policies_untrusted(rte->relid, walk);
 	}
 	if (check_functions_in_node(node, function_untrusted, walk))
 		return true;
@@ -339,40 +397,6 @@ report_untrusted(const CodeOwnerWalk *walk, const char *pipeline_name)
 }
 
 /*
- * The code of the source's row-level security policies (of the owner's or
- * a superuser's table: another role's is refused outright): they run as
- * the pipeline's owner whenever they apply to it.
- */
-static void
-source_policies_untrusted(Oid relid, CodeOwnerWalk *walk,
-						  const char *pipeline_name)
-{
-	Relation	rel = relation_open(relid, AccessShareLock);
-	ListCell   *lc;
-
-	if (rel->rd_rsdesc != NULL)
-	{
-		foreach(lc, rel->rd_rsdesc->policies)
-		{
-			RowSecurityPolicy *policy = lfirst(lc);
-			Node	   *quals[2] = {copyObject((Node *) policy->qual),
-			copyObject((Node *) policy->with_check_qual)};
-
-			for (int i = 0; i < (int) lengthof(quals); i++)
-			{
-				fix_opfuncids(quals[i]);
-				if (untrusted_code_walker(quals[i], walk))
-				{
-					relation_close(rel, AccessShareLock);
-					report_untrusted(walk, pipeline_name);
-				}
-			}
-		}
-	}
-	relation_close(rel, AccessShareLock);
-}
-
-/*
  * Error out unless every function and domain that q's row expressions,
  * filter, aggregates and expressions over them use, and every domain in
  * the types of the values it keeps, belongs to owner or to a superuser.
@@ -400,28 +424,10 @@ wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 
 	/*
 	 * The source's row-level security policies run as the role that reads
-	 * the table; their expressions are the table owner's to change.
+	 * the table (the tables of sublinks are walked with their expressions).
 	 */
-	if (OidIsValid(q->relid))
-	{
-		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(q->relid));
-
-		if (HeapTupleIsValid(tup))
-		{
-			Form_pg_class rel = (Form_pg_class) GETSTRUCT(tup);
-
-			if (rel->relrowsecurity && !trusted_code_owner(rel->relowner, owner))
-			{
-				walk.offender = q->relid;
-				walk.offender_owner = rel->relowner;
-				walk.offender_kind = CODE_POLICIES;
-			}
-			ReleaseSysCache(tup);
-			if (walk.offender_kind == CODE_POLICIES)
-				report_untrusted(&walk, pipeline_name);
-			source_policies_untrusted(q->relid, &walk, pipeline_name);
-		}
-	}
+	if (OidIsValid(q->relid) && policies_untrusted(q->relid, &walk))
+		report_untrusted(&walk, pipeline_name);
 
 	/* the types of what it keeps, and reads back at a restore */
 	for (int i = 0; i < q->n_keys; i++)

@@ -108,6 +108,7 @@ typedef struct WaTableSource
 	int			groups_capacity;
 
 	List	   *found;			/* gap numbers read this epoch */
+	int			n_found;		/* how many, once the list is settled */
 	bool		gaps_full;		/* windowagg.max_gaps reached: no new rows */
 	bool		gaps_changed;	/* since the last checkpoint */
 	int64		rows_read;		/* new rows read this epoch */
@@ -160,12 +161,13 @@ new_group(WaTableSource *src)
 	foreach(lc, rels)
 	{
 		LOCKTAG		tag;
-		VirtualTransactionId *holders;
+		VirtualTransactionId *conflicts;
 
 		SET_LOCKTAG_RELATION(tag, MyDatabaseId, lfirst_oid(lc));
 		/* every lock conflicts with AccessExclusiveLock: every holder */
-		holders = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
-		for (; VirtualTransactionIdIsValid(*holders); holders++)
+		conflicts = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
+		for (VirtualTransactionId *holders = conflicts;
+			 VirtualTransactionIdIsValid(*holders); holders++)
 		{
 			PGPROC	   *proc = wa_vxid_proc(*holders);
 
@@ -179,6 +181,8 @@ new_group(WaTableSource *src)
 			g->pids[g->n_vxids] = proc != NULL ? proc->pid : 0;
 			g->n_vxids++;
 		}
+		/* in the worker's long-lived memory: one array per group made */
+		pfree(conflicts);
 	}
 	list_free(rels);
 	g->created_at = GetCurrentTimestamp();
@@ -468,7 +472,8 @@ number_found(const WaTableSource *src, int64 arrival)
 /*
  * Does the query still work on a row it read before?  Evaluated, not
  * delivered, for up to eight of the latest numbers consumed that were
- * never blamed (not in the dead letters, nor this epoch's).  A query that
+ * never blamed (not in the dead letters, nor this epoch's) and are not in
+ * a gap (unread).  A query that
  * fails on all of them fails for a reason of its own (a table its
  * subquery reads, a setting, the clock), and no row is to blame; with no
  * such row left (all deleted since), there is no telling, and the rows
@@ -477,25 +482,36 @@ number_found(const WaTableSource *src, int64 arrival)
 static bool
 query_works_on_past_rows(WaTableSource *src)
 {
-	Datum		arg = Int64GetDatum(src->hwm);
-	List	   *numbers = numbers_of(src, src->past_numbers_plan, &arg);
+	Datum		args[4];
+	Datum	   *poisoned = palloc(sizeof(Datum) * (list_length(src->poisoned) + 1));
+	Datum	   *lo = palloc(sizeof(Datum) * (src->n_gaps + 1));
+	Datum	   *hi = palloc(sizeof(Datum) * (src->n_gaps + 1));
+	List	   *numbers;
 	ListCell   *lc;
 	bool		works = true;
-	int			tried = 0;
+	int			n = 0;
+
+	/* this epoch's poison rows are not in the dead letters yet */
+	foreach(lc, src->poisoned)
+		poisoned[n++] = Int64GetDatum(*(int64 *) lfirst(lc));
+	/* rows in gaps may not have been read */
+	for (int i = 0; i < src->n_gaps; i++)
+	{
+		lo[i] = Int64GetDatum(src->gaps[i].lo);
+		hi[i] = Int64GetDatum(src->gaps[i].hi);
+	}
+	args[0] = Int64GetDatum(src->hwm);
+	args[1] = PointerGetDatum(construct_array(poisoned, n, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(lo, src->n_gaps, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	args[3] = PointerGetDatum(construct_array(hi, src->n_gaps, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	numbers = numbers_of(src, src->past_numbers_plan, args);
 
 	src->probing = true;
 	foreach(lc, numbers)
 	{
-		int64		number = *(int64 *) lfirst(lc);
-		Datum		past = Int64GetDatum(number);
-		ErrorData  *failure;
+		Datum		past = Int64GetDatum(*(int64 *) lfirst(lc));
+		ErrorData  *failure = try_plan(src, src->row_plan, &past, false);
 
-		/* this epoch's poison rows are not in the dead letters yet */
-		if (list_member_int64(src->poisoned, number))
-			continue;
-		if (++tried > 8)
-			break;
-		failure = try_plan(src, src->row_plan, &past, false);
 		if (failure == NULL)
 		{
 			works = true;
@@ -666,6 +682,7 @@ table_read_rows(WaTableSource *src, int limit)
 	int			first_new_gap;
 
 	src->found = NIL;
+	src->n_found = 0;
 	src->rows_read = 0;
 	src->poisoned = NIL;		/* in the epoch's memory, reset since */
 	src->probing = false;		/* after an error while probing */
@@ -687,6 +704,7 @@ table_read_rows(WaTableSource *src, int limit)
 
 	/* the gaps that filled or can no longer fill go before the bound is checked */
 	settle_gaps(src);
+	src->n_found = list_length(src->found);
 	list_free_deep(src->found);
 	src->found = NIL;
 	first_new_gap = src->n_gaps;
@@ -770,6 +788,7 @@ table_prepare_plans(WaTableSource *src)
 																 WA_ROW_ARRIVAL(q) + 1)));
 	Oid			tail_types[2] = {INT8OID, INT8OID};
 	Oid			gap_types[2] = {INT8ARRAYOID, INT8ARRAYOID};
+	Oid			past_types[4] = {INT8OID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(q->relid)),
 												   get_rel_name(q->relid));
 	const char *column = quote_identifier(q->arrival_column);
@@ -803,12 +822,15 @@ table_prepare_plans(WaTableSource *src)
 				   "JOIN ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS g(lo, hi) ON t.%s BETWEEN g.lo AND g.hi "
 				   "ORDER BY 1", column, only, table, column);
 	src->gap_numbers_plan = prepare_kept(sql, 2, gap_types);
-	/* rows read before, but none blamed before: see query_works_on_past_rows */
+	/* rows read before, none blamed: see query_works_on_past_rows */
 	sql = psprintf("SELECT t.%s::pg_catalog.int8 FROM %s%s AS t WHERE t.%s <= $1 "
+				   "AND t.%s <> ALL ($2) "
+				   "AND NOT EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4)) AS g(lo, hi) "
+				   "WHERE t.%s BETWEEN g.lo AND g.hi) "
 				   "AND NOT EXISTS (SELECT FROM %s AS d WHERE d.arrival = t.%s) "
-				   "ORDER BY 1 DESC LIMIT 24",
-				   column, only, table, column, dead_letters, column);
-	src->past_numbers_plan = prepare_kept(sql, 1, tail_types);
+				   "ORDER BY 1 DESC LIMIT 8",
+				   column, only, table, column, column, column, dead_letters, column);
+	src->past_numbers_plan = prepare_kept(sql, 4, past_types);
 	sql = psprintf("SELECT * FROM (%s) AS s WHERE %s = $1", q->row_query, arrival);
 	src->row_plan = prepare_kept(sql, 1, tail_types);
 	MemoryContextSwitchTo(old);
@@ -1024,9 +1046,9 @@ table_read(WaSource *source, int limit, WaReadResult *result)
 	result->caught_up = table_read_rows(src, limit);
 	check_arrival_sequence(src);	/* before anything of it commits */
 	result->stalled = src->gaps_full;
-	result->rows = src->rows_read + list_length(src->found);
+	result->rows = src->rows_read + src->n_found;
 	result->offset_dirty = src->hwm != hwm_before || src->n_gaps != gaps_before ||
-		src->found != NIL || src->gaps_changed;
+		src->n_found > 0 || src->gaps_changed;
 }
 
 static void
