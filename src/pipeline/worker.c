@@ -1269,7 +1269,14 @@ recover_from_error(Worker *w)
 	else
 		EmitErrorReport();
 	FlushErrorState();
-	AbortCurrentTransaction();
+
+	/*
+	 * All of it: an error the worker does not handle itself may come from
+	 * inside a subtransaction (the source reads in them, source/table.c),
+	 * and AbortCurrentTransaction would abort only that, leaving the next
+	 * transaction to start inside an aborted one.
+	 */
+	AbortOutOfAnyTransaction();
 	wa_forget_restricted();		/* the abort restored the identity */
 	w->locked = false;
 	if (w->source != NULL)
