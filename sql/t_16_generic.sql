@@ -75,7 +75,16 @@ INSERT INTO g_aggs VALUES
   ('sum(v::numeric / 7) / count(*)', 'numeric'),
   ('coalesce(max(f), 0) - min(f)', 'double precision'),
   ('bool_or(v > 0) AND count(*) > 3', 'boolean'),
-  ('sum(v) - sum(v) FILTER (WHERE v > 0) + 1', 'bigint');
+  ('sum(v) - sum(v) FILTER (WHERE v > 0) + 1', 'bigint'),
+  -- sum and avg over numeric(p, s) with p <= 18 run on a fixed-point
+  -- kernel: compared as text, which shows the digits after the point too;
+  -- a NaN makes a window's value NaN; numeric(19, 2) takes the generic path
+  ('sum((v / 7.0)::numeric(12,2))::text', 'text'),
+  ('avg((v / 3.0)::numeric(18,4))::text', 'text'),
+  ('avg((v / 1000000.0)::numeric(18,18))::text', 'text'),
+  ('sum((CASE WHEN v % 97 = 5 THEN ''NaN'' ELSE (v * 100000000000000)::text END)::numeric(18,0))::text', 'text'),
+  ('avg((CASE WHEN v % 89 = 3 THEN ''NaN'' ELSE v::text END)::numeric(6,1))::text', 'text'),
+  ('sum((v / 7.0)::numeric(19,2))::text', 'text');
 
 -- Compare every window's last pane with GROUP BY over its accepted rows;
 -- returns the counts that show the comparison was not vacuous, and the
@@ -160,6 +169,45 @@ SELECT * FROM check_generic('{40,80,120}', '{20,40,40}', '{0,0,0}', 20, 60,
 -- no lateness: every late row is dropped
 SELECT * FROM check_generic('{30}', '{10}', '{5}', 10, 0,
                             '{"sum(v::numeric / 7)","g_sumsq(v)","count(*) FILTER (WHERE f > 0)"}');
+
+-- sum and avg over numeric(p, s) at the ends of 18 digits (20 of the
+-- largest add up past bigint), zeros, negatives, NULLs and NaN: each
+-- window's values, as text, equal GROUP BY's
+CREATE TABLE g_fixed (id int, k int, t bigint, a numeric(18,0), b numeric(18,2),
+                      c numeric(18,18), d numeric(3,1));
+INSERT INTO g_fixed VALUES
+  (1, 1, 1, 999999999999999999, 9999999999999999.99, 0.999999999999999999, 99.9),
+  (2, 1, 2, 999999999999999999, 9999999999999999.99, 0.999999999999999999, 99.9),
+  (3, 1, 3, -999999999999999999, -0.01, -0.000000000000000001, -99.9),
+  (4, 2, 4, 0, 0.00, 0, 0),
+  (5, 3, 5, NULL, NULL, NULL, NULL),
+  (6, 4, 6, 'NaN', 'NaN', 'NaN', 'NaN'), (7, 4, 7, 1, 1, 0.5, 1),
+  (8, 5, 15, 7, 0.07, 0.000000000000000007, 0.7), (9, 5, 16, -3, -0.03, -0.3, -0.3),
+  (10, 5, 17, NULL, 5, NULL, 0.1);
+INSERT INTO g_fixed SELECT 10 + i, 6, 20 + i, 999999999999999999, -9999999999999999.99,
+                           -0.999999999999999999, -99.9
+FROM generate_series(1, 20) i;
+CREATE TEMP TABLE g_fixed_got AS
+SELECT k, ws, sa, aa, sb, ab, sc, ac, sd, ad
+FROM windowagg.aggregate('SELECT k, sum(a)::text AS sa, avg(a)::text AS aa, sum(b)::text AS sb,
+                                 avg(b)::text AS ab, sum(c)::text AS sc, avg(c)::text AS ac,
+                                 sum(d)::text AS sd, avg(d)::text AS ad
+                          FROM g_fixed GROUP BY k', 't', ARRAY[windowagg.tumbling(10)],
+                         arrival_order => 'id')
+  AS (k int, ws bigint, we bigint, sa text, aa text, sb text, ab text, sc text, ac text,
+      sd text, ad text, pane text, rev bigint);
+SELECT * FROM g_fixed_got ORDER BY k, ws;
+SELECT count(*) AS differing FROM (
+    (SELECT * FROM g_fixed_got
+     EXCEPT SELECT k, t - t % 10, sum(a)::text, avg(a)::text, sum(b)::text, avg(b)::text,
+                   sum(c)::text, avg(c)::text, sum(d)::text, avg(d)::text
+            FROM g_fixed GROUP BY 1, 2)
+    UNION ALL
+    (SELECT k, t - t % 10, sum(a)::text, avg(a)::text, sum(b)::text, avg(b)::text,
+            sum(c)::text, avg(c)::text, sum(d)::text, avg(d)::text
+     FROM g_fixed GROUP BY 1, 2
+     EXCEPT SELECT * FROM g_fixed_got)) x;
+DROP TABLE g_fixed, g_fixed_got;
 
 -- text min and max use the column's collation, as GROUP BY does: "C"
 -- orders upper case first; the database's own collation may not

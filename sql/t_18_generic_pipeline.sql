@@ -50,7 +50,10 @@ INSERT INTO gp_aggs VALUES
   (15, 'count(*)', false),
   (16, 'bool_or(v > 990)', false),
   (17, 'bit_and(v + 1000)', false),
-  (18, 'sum(v::int8 * 1000000000000)', false);
+  (18, 'sum(v::int8 * 1000000000000)', false),
+  -- numeric(p, s) with p <= 18: the fixed-point kernels, NaN included
+  (19, 'sum((v / 7.0)::numeric(12,2))', false),
+  (20, 'avg((CASE WHEN v % 89 = 3 THEN ''NaN'' ELSE (v / 3.0)::text END)::numeric(18,4))', false);
 CREATE FUNCTION gp_cols() RETURNS text LANGUAGE sql AS $$
     SELECT string_agg(format('%s AS a%s', agg, i), ', ' ORDER BY i) FROM gp_aggs $$;
 CREATE FUNCTION gp_compared(prefix text) RETURNS text LANGUAGE sql AS $$
@@ -136,7 +139,7 @@ SELECT gp_want(1400, '{20,60}', '{20,20}');
 SELECT compared > 0 AS some_live, differing
 FROM gp_differ('windowagg.live(''gp'') AS l(k int, window_start bigint, window_end bigint, '
                || (SELECT string_agg(format('a%s %s', i,
-                     CASE WHEN i IN (1, 2, 7, 9, 11, 13, 18) THEN 'numeric'
+                     CASE WHEN i IN (1, 2, 7, 9, 11, 13, 18, 19, 20) THEN 'numeric'
                           WHEN i IN (3, 10, 15) THEN 'bigint'
                           WHEN i IN (4, 16) THEN 'boolean' WHEN i IN (5, 17) THEN 'integer'
                           WHEN i IN (6, 8) THEN 'text' ELSE 'double precision' END), ', ' ORDER BY i)

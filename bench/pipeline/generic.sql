@@ -27,7 +27,8 @@ CREATE TABLE results (name text, copy_s float8, pipeline_s float8, check_ok bool
 -- backlog COPYed in one transaction, then the time the pipeline takes to
 -- consume it from the moment the COPY committed; the 1-minute windows are
 -- checked against GROUP BY over the source.
-CREATE PROCEDURE run_case(name text, aggs text, checked text, want text) LANGUAGE plpgsql AS $$
+CREATE PROCEDURE run_case(name text, aggs text, checked text, want text,
+                          amount_type text DEFAULT 'numeric') LANGUAGE plpgsql AS $$
 DECLARE
     t0 float8;
     copy_s float8;
@@ -35,8 +36,8 @@ DECLARE
     differing bigint;
 BEGIN
     EXECUTE format('CREATE TABLE %I (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, '
-                   'device int NOT NULL, read_at timestamptz NOT NULL, amount numeric, '
-                   'user_id int, latency float8)', name || '_src');
+                   'device int NOT NULL, read_at timestamptz NOT NULL, amount %s, '
+                   'user_id int, latency float8)', name || '_src', amount_type);
     PERFORM windowagg.create_pipeline(name,
         format('SELECT device, %s FROM %I GROUP BY device', aggs, name || '_src'),
         'read_at', ARRAY[windowagg.tumbling('1 min')], bound => '5 s', lateness => '1 min');
@@ -75,6 +76,9 @@ CALL run_case('kernel_sum_float8', 'sum(latency) AS s, count(*) AS n', 'round(s:
               'round(sum(latency)::numeric, 6), count(*)');
 CALL run_case('generic_sum_numeric', 'sum(amount) AS s, count(*) AS n', 's, n',
               'sum(amount), count(*)');
+-- the same amounts typed numeric(12,2): a fixed-point kernel
+CALL run_case('kernel_sum_numeric_12_2', 'sum(amount) AS s, count(*) AS n', 's, n',
+              'sum(amount), count(*)', 'numeric(12,2)');
 \if :have_sketches
 CALL run_case('generic_hll', 'hll_cardinality(hll_add_agg(hll_hash_integer(user_id))) AS d', 'd',
               'hll_cardinality(hll_add_agg(hll_hash_integer(user_id)))');

@@ -23,11 +23,12 @@ CREATE TABLE events (
     ts timestamptz NOT NULL,
     v float8 NOT NULL,
     amount numeric NOT NULL,        -- money: sum(numeric) is exact
+    price numeric(12,2) NOT NULL,   -- the same, typed as money columns are
     u int NOT NULL                  -- a user, for distinct counts
 );
 -- arrival order: event time plus up to 5 s of delay
-INSERT INTO events (k, ts, v, amount, u)
-SELECT k, ts, v, round(v::numeric, 2), (random() * 99999)::int
+INSERT INTO events (k, ts, v, amount, price, u)
+SELECT k, ts, v, round(v::numeric, 2), round(v::numeric, 2), (random() * 99999)::int
 FROM (SELECT (random() * 999)::int AS k,
              timestamptz '2024-01-01+00' + (i * (604800.0 / :events) + random() * 5 - 5) * interval '1 s' AS ts,
              random() * 100 AS v
@@ -93,6 +94,24 @@ BEGIN
 END
 $f$;
 
+CREATE FUNCTION hopping_case(name text, agg text) RETURNS text
+LANGUAGE plpgsql AS $f$
+BEGIN
+    RETURN report(name, (SELECT count(*) FROM hop_events),
+        timed_rows(format($q$SELECT * FROM windowagg.aggregate(
+                  'SELECT k, %s AS s FROM hop_events GROUP BY k',
+                  'ts', ARRAY[windowagg.hopping('60 min', '1 min')], bound => '5 s')
+                AS (k int, ws timestamptz, we timestamptz, s numeric, pane text, rev bigint)$q$,
+                agg)),
+        timed_rows(format($q$SELECT k, ws, %s
+                 FROM hop_events,
+                      generate_series(date_bin('1 min', ts, timestamptz '1970-01-01+00') - interval '59 min',
+                                      date_bin('1 min', ts, timestamptz '1970-01-01+00'),
+                                      interval '1 min') ws
+                 GROUP BY 1, 2$q$, agg), 2));
+END
+$f$;
+
 CREATE FUNCTION run_generic_cases(mem text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
 BEGIN
     PERFORM set_config('work_mem', mem, false);
@@ -103,17 +122,10 @@ BEGIN
         RETURN NEXT tumbling_case('tumbling_1h_tdigest_p99',
             'tdigest_percentile(v, 100, 0.99) AS p99', 'p99 float8');
     END IF;
-    RETURN NEXT report('hopping_60m_1m_sum_numeric', (SELECT count(*) FROM hop_events),
-        timed_rows($q$SELECT * FROM windowagg.aggregate(
-                  'SELECT k, sum(amount) AS s FROM hop_events GROUP BY k',
-                  'ts', ARRAY[windowagg.hopping('60 min', '1 min')], bound => '5 s')
-                AS (k int, ws timestamptz, we timestamptz, s numeric, pane text, rev bigint)$q$),
-        timed_rows($q$SELECT k, ws, sum(amount)
-                 FROM hop_events,
-                      generate_series(date_bin('1 min', ts, timestamptz '1970-01-01+00') - interval '59 min',
-                                      date_bin('1 min', ts, timestamptz '1970-01-01+00'),
-                                      interval '1 min') ws
-                 GROUP BY 1, 2$q$, 2));
+    RETURN NEXT hopping_case('hopping_60m_1m_sum_numeric', 'sum(amount)');
+    -- numeric(12,2): sums as fixed-point integers, on a kernel
+    RETURN NEXT tumbling_case('tumbling_1h_sum_numeric_12_2', 'sum(price) AS s', 's numeric');
+    RETURN NEXT hopping_case('hopping_60m_1m_sum_numeric_12_2', 'sum(price)');
     RETURN NEXT replace(replace(report('generic_vs_kernel_sum_float8', (SELECT count(*) FROM events),
         timed_rows($q$SELECT * FROM windowagg.aggregate(
                   'SELECT k, sum(v) AS s FROM events GROUP BY k',

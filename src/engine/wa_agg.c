@@ -43,6 +43,14 @@ typedef struct acc_int
 	int64_t		n;
 } acc_int;
 
+/* A sum of fixed-point values, their number, and the NaNs met. */
+typedef struct acc_decimal
+{
+	wa_int128	sum;
+	int64_t		n;
+	int64_t		nans;
+} acc_decimal;
+
 /* Youngs-Cramer: N, sum of x, sum of squared deviations from the mean. */
 typedef struct acc_var
 {
@@ -101,6 +109,9 @@ state_size(wa_agg_kind kind)
 		case WA_AGG_STDDEV_SAMP:
 		case WA_AGG_STDDEV_POP:
 			return sizeof(acc_var);
+		case WA_AGG_SUM_DECIMAL:
+		case WA_AGG_AVG_DECIMAL:
+			return sizeof(acc_decimal);
 		case WA_AGG_GENERIC:
 			return sizeof(uint64_t);	/* a pointer, in a 64-bit word */
 	}
@@ -344,6 +355,20 @@ wa_acc_update(const wa_agg_layout *layout, void *acc, const wa_value *values)
 			case WA_AGG_STDDEV_POP:
 				var_accum((acc_var *) st, v->f);
 				break;
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				{
+					acc_decimal *s = (acc_decimal *) st;
+
+					if (isnan(v->f))
+						s->nans = add_wrapping(s->nans, 1);
+					else
+					{
+						s->sum = add_wrapping128(s->sum, v->i);
+						s->n = add_wrapping(s->n, 1);
+					}
+					break;
+				}
 		}
 	}
 }
@@ -425,6 +450,17 @@ wa_acc_merge(const wa_agg_layout *layout, void *dst, const void *src)
 			case WA_AGG_STDDEV_POP:
 				var_combine((acc_var *) ds, (const acc_var *) ss);
 				break;
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				{
+					acc_decimal *a = (acc_decimal *) ds;
+					const acc_decimal *b = (const acc_decimal *) ss;
+
+					a->sum = add_wrapping128(a->sum, b->sum);
+					a->n = add_wrapping(a->n, b->n);
+					a->nans = add_wrapping(a->nans, b->nans);
+					break;
+				}
 		}
 	}
 }
@@ -500,6 +536,18 @@ wa_acc_finalize(const wa_agg_layout *layout, const void *acc,
 					r->f = s->sxx / (samp ? s->n - 1.0 : s->n);
 					if (sqrt_it)
 						r->f = sqrt(r->f);
+					break;
+				}
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				{
+					const acc_decimal *s = (const acc_decimal *) st;
+
+					r->sum = s->sum;
+					r->count = s->n;
+					r->i = s->nans;
+					/* NULL only without any input: a NaN is one */
+					r->isnull = s->n == 0 && s->nans == 0;
 					break;
 				}
 		}
@@ -584,6 +632,20 @@ wa_acc_is_valid(const wa_agg_layout *layout, const void *acc)
 						return false;
 					break;
 				}
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				{
+					const acc_decimal *a = (const acc_decimal *) st;
+					wa_int128	bound;
+
+					if (!COUNT_OK(a->n) || !COUNT_OK(a->nans) ||
+						a->n > events - a->nans)
+						return false;
+					bound = (wa_int128) a->n << 63;
+					if (a->sum > bound || a->sum < -bound)
+						return false;
+					break;
+				}
 		}
 	}
 #undef COUNT_OK
@@ -620,7 +682,8 @@ get_le64(const uint8_t *in)
 static bool
 starts_with_int128(wa_agg_kind kind)
 {
-	return kind == WA_AGG_SUM_INT || kind == WA_AGG_AVG_INT;
+	return kind == WA_AGG_SUM_INT || kind == WA_AGG_AVG_INT ||
+		kind == WA_AGG_SUM_DECIMAL || kind == WA_AGG_AVG_DECIMAL;
 }
 
 void
@@ -721,6 +784,10 @@ wa_agg_kind_name(wa_agg_kind kind)
 			return "stddev_samp";
 		case WA_AGG_STDDEV_POP:
 			return "stddev_pop";
+		case WA_AGG_SUM_DECIMAL:
+			return "sum(decimal)";
+		case WA_AGG_AVG_DECIMAL:
+			return "avg(decimal)";
 		case WA_AGG_GENERIC:
 			return "generic";
 	}

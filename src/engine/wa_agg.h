@@ -44,8 +44,12 @@ typedef enum wa_agg_kind
 	WA_AGG_VAR_POP,
 	WA_AGG_STDDEV_SAMP,
 	WA_AGG_STDDEV_POP,
-	WA_AGG_GENERIC				/* the caller's, through wa_agg_generic */
+	WA_AGG_GENERIC,				/* the caller's, through wa_agg_generic */
+	WA_AGG_SUM_DECIMAL,			/* exact, over fixed-point values: see below */
+	WA_AGG_AVG_DECIMAL
 } wa_agg_kind;
+
+#define WA_AGG_LAST_KIND WA_AGG_AVG_DECIMAL
 
 /* One aggregate of the list: what it computes and which input it reads. */
 typedef struct wa_agg_spec
@@ -62,6 +66,11 @@ typedef struct wa_agg_spec
 /*
  * One input value of an event.  Integer kinds read i, float kinds read f;
  * for generic aggregates i holds whatever the caller put there (a Datum).
+ *
+ * The decimal kinds read a fixed-point number (numeric(p, s) with p <= 18:
+ * i is the value times 10^s, which fits in 63 bits) or, when f is NaN, a
+ * NaN: counted apart, as PostgreSQL's numeric aggregates count them, since
+ * one NaN makes the sum and the average NaN.
  */
 typedef struct wa_value
 {
@@ -74,9 +83,12 @@ typedef struct wa_value
 typedef struct wa_result
 {
 	bool		isnull;			/* no non-null input (count is never null) */
-	int64_t		count;			/* count kinds; avg_int: number of inputs */
-	int64_t		i;				/* min_int / max_int */
-	wa_int128	sum;			/* sum_int; avg_int: the exact sum */
+	int64_t		count;			/* count kinds; avg_int and the decimal
+								 * kinds: number of (non-NaN) inputs */
+	int64_t		i;				/* min_int / max_int; decimal kinds: the
+								 * number of NaN inputs */
+	wa_int128	sum;			/* sum_int, the decimal kinds; avg_int: the
+								 * exact sum */
 	double		f;				/* float kinds */
 	uint64_t	datum;			/* generic: the value final gave */
 } wa_result;

@@ -75,7 +75,7 @@ wa_config_check(const wa_config *config)
 	{
 		wa_agg_kind kind = config->aggs[i].kind;
 
-		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_GENERIC)
+		if ((int) kind < WA_AGG_COUNT_STAR || kind > WA_AGG_LAST_KIND)
 			return "unknown aggregate kind";
 		if (kind != WA_AGG_COUNT_STAR && config->aggs[i].input < 0)
 			return "aggregate input index must not be negative";

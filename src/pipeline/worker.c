@@ -1107,8 +1107,13 @@ setup(Worker *w)
 	w->input_typlen = palloc(sizeof(int16) * (w->n_inputs + 1));
 	w->input_byval = palloc(sizeof(bool) * (w->n_inputs + 1));
 	for (int j = 0; j < w->n_inputs; j++)
+	{
 		get_typlenbyval(w->query->input_types[j], &w->input_typlen[j],
 						&w->input_byval[j]);
+		/* a numeric read as a fixed-point integer is one (numeric_fixed.c) */
+		if (w->query->input_scales[j] >= 0)
+			w->input_byval[j] = true;
+	}
 	w->batch = palloc0(sizeof(PendingRow) * ROWS_PER_BATCH);
 	/* after the query's code was checked: it plans and compiles the query */
 	wa_source_prepare(w->source);

@@ -13,7 +13,9 @@
  * what a slice store cannot maintain, and deparses a row query that yields
  * per source row the grouping keys, the event time and each aggregate's
  * input.  Built-in aggregates over types whose values map to int64 or
- * float8 run on the engine's kernels; any other aggregate with a combine
+ * float8, and sum and avg over numeric(p, s) of up to 18 digits (as
+ * fixed-point integers), run on the engine's kernels; any other aggregate
+ * with a combine
  * function, or over DISTINCT values, through its own support functions
  * (agg_generic.c); the rest (ordered-set aggregates, ones that depend on
  * their rows' order) get an error that says what to do instead.
@@ -129,6 +131,9 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 		return false;
 	in = exprType((Node *) ((TargetEntry *) linitial(aggref->args))->expr);
 	col->input_type = in;
+	col->decimal_scale = in == NUMERICOID ?
+		wa_fixed_point_scale(exprTypmod((Node *) ((TargetEntry *) linitial(aggref->args))->expr)) :
+		-1;
 
 	if (strcmp(name, "count") == 0)
 		col->kind = WA_AGG_COUNT;
@@ -140,6 +145,11 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 		col->kind = WA_AGG_AVG_INT;
 	else if (strcmp(name, "avg") == 0 && is_float_type(in))
 		col->kind = WA_AGG_AVG_FLOAT;
+	/* numeric(p, s) of up to 18 digits: exact in 64 bits (numeric_fixed.c) */
+	else if (strcmp(name, "sum") == 0 && col->decimal_scale >= 0)
+		col->kind = WA_AGG_SUM_DECIMAL;
+	else if (strcmp(name, "avg") == 0 && col->decimal_scale >= 0)
+		col->kind = WA_AGG_AVG_DECIMAL;
 	else if (strcmp(name, "min") == 0 && is_ordered_integer_like(in))
 		col->kind = WA_AGG_MIN_INT;
 	else if (strcmp(name, "max") == 0 && is_ordered_integer_like(in))
@@ -333,17 +343,34 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 		map_generic(aggref, name, col);
 }
 
-/* The index of expr among the row query's aggregate inputs, added if new. */
+/*
+ * An input of the row query: an expression, and how its values are read
+ * (as they are, or as fixed-point integers of units of 10^-scale).
+ */
+typedef struct AggInput
+{
+	Expr	   *expr;
+	int			scale;			/* -1: as it is */
+} AggInput;
+
+/* The index of an input among the row query's, added if new. */
 static int
-aggregate_input(List **inputs, Expr *expr)
+aggregate_input(List **inputs, Expr *expr, int scale)
 {
 	ListCell   *lc;
+	AggInput   *input;
 
-	/* min(x), max(x), avg(x) read x once */
+	/* min(x), max(x), count(x) read x once */
 	foreach(lc, *inputs)
-		if (equal(lfirst(lc), expr))
+	{
+		input = lfirst(lc);
+		if (input->scale == scale && equal(input->expr, expr))
 			return foreach_current_index(lc);
-	*inputs = lappend(*inputs, expr);
+	}
+	input = palloc(sizeof(AggInput));
+	input->expr = expr;
+	input->scale = scale;
+	*inputs = lappend(*inputs, input);
 	return list_length(*inputs) - 1;
 }
 
@@ -376,9 +403,13 @@ map_aggregate_inputs(Aggref *aggref, WaAggColumn *col, List **inputs)
 	col->input = -1;
 	if (col->kind != WA_AGG_GENERIC)
 	{
+		bool		fixed = col->kind == WA_AGG_SUM_DECIMAL ||
+			col->kind == WA_AGG_AVG_DECIMAL;
+
 		if (!aggref->aggstar)
 			col->input = aggregate_input(inputs,
-										 ((TargetEntry *) linitial(aggref->args))->expr);
+										 ((TargetEntry *) linitial(aggref->args))->expr,
+										 fixed ? col->decimal_scale : -1);
 		return;
 	}
 	col->n_args = list_length(aggref->args);
@@ -396,10 +427,10 @@ map_aggregate_inputs(Aggref *aggref, WaAggColumn *col, List **inputs)
 		 */
 		if (aggref->aggfilter != NULL)
 			arg = only_if_filtered(arg, aggref->aggfilter);
-		col->arg_inputs[i] = aggregate_input(inputs, arg);
+		col->arg_inputs[i] = aggregate_input(inputs, arg, -1);
 	}
 	if (aggref->aggfilter != NULL)
-		col->filter_input = aggregate_input(inputs, aggref->aggfilter);
+		col->filter_input = aggregate_input(inputs, aggref->aggfilter, -1);
 	col->input = col->n_args > 0 ? col->arg_inputs[0] : -1;
 }
 
@@ -948,10 +979,14 @@ parse_query(const char *query, const char *event_time,
 	row_tlist = lappend(row_tlist, row_column(result, (Expr *) event_var, &resno));
 	result->n_inputs = list_length(agg_inputs);
 	result->input_types = palloc0(sizeof(Oid) * (result->n_inputs + 1));
+	result->input_scales = palloc0(sizeof(int) * (result->n_inputs + 1));
 	foreach(lc, agg_inputs)
 	{
-		result->input_types[foreach_current_index(lc)] = exprType(lfirst(lc));
-		row_tlist = lappend(row_tlist, row_column(result, copyObject(lfirst(lc)), &resno));
+		AggInput   *input = lfirst(lc);
+
+		result->input_types[foreach_current_index(lc)] = exprType((Node *) input->expr);
+		result->input_scales[foreach_current_index(lc)] = input->scale;
+		row_tlist = lappend(row_tlist, row_column(result, copyObject(input->expr), &resno));
 	}
 	if (arrival_column != NULL)
 		add_arrival_columns(result, q, arrival_column, &row_tlist, &resno);
@@ -1036,7 +1071,10 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 	}
 	SHAPE_ADD(ctx, q->n_inputs);
 	for (int i = 0; i < q->n_inputs; i++)
+	{
 		SHAPE_ADD(ctx, q->input_types[i]);
+		SHAPE_ADD(ctx, q->input_scales[i]);
+	}
 	SHAPE_ADD(ctx, q->n_aggs);
 	for (int i = 0; i < q->n_aggs; i++)
 	{
@@ -1044,6 +1082,7 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 		SHAPE_ADD(ctx, q->aggs[i].input);
 		SHAPE_ADD(ctx, q->aggs[i].input_type);
 		SHAPE_ADD(ctx, q->aggs[i].result_type);
+		SHAPE_ADD(ctx, q->aggs[i].decimal_scale);
 		SHAPE_ADD(ctx, q->aggs[i].aggfnoid);
 		SHAPE_ADD(ctx, q->aggs[i].collation);
 		SHAPE_ADD(ctx, q->aggs[i].filter_input);

@@ -5,8 +5,8 @@
  *
  * Result types are the ones PostgreSQL's own aggregates return (sum(int8)
  * is numeric, avg(int4) is numeric, sum(float4) is real...), and avg over
- * integers is computed as numeric sum / count exactly as PostgreSQL does,
- * so a windowagg result compares equal to plain GROUP BY.
+ * integers or numeric(p, s) is computed as numeric sum / count exactly as
+ * PostgreSQL does, so a windowagg result compares equal to plain GROUP BY.
  *
  * src/query/agg_result.c
  *
@@ -61,23 +61,7 @@ wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out)
 Datum
 wa_int128_to_numeric(wa_int128 value)
 {
-	char		buf[48];
-	char	   *p = buf + sizeof(buf) - 1;
-	bool		negative = value < 0;
-	unsigned __int128 mag;
-
-	mag = negative ? (unsigned __int128) 0 - (unsigned __int128) value :
-		(unsigned __int128) value;
-	*p = '\0';
-	do
-	{
-		*--p = (char) ('0' + (int) (mag % 10));
-		mag /= 10;
-	} while (mag != 0);
-	if (negative)
-		*--p = '-';
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(p),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return wa_fixed_to_numeric(value, 0);
 }
 
 Datum
@@ -102,6 +86,18 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 			return Int64GetDatum((int64) r->sum);
 		case WA_AGG_AVG_INT:
 			return DirectFunctionCall2(numeric_div, wa_int128_to_numeric(r->sum),
+									   wa_int128_to_numeric(r->count));
+		case WA_AGG_SUM_DECIMAL:
+		case WA_AGG_AVG_DECIMAL:
+			/* as numeric_sum and numeric_avg: one NaN makes a NaN */
+			if (r->i > 0)
+				return DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+										   ObjectIdGetDatum(InvalidOid),
+										   Int32GetDatum(-1));
+			if (col->kind == WA_AGG_SUM_DECIMAL)
+				return wa_fixed_to_numeric(r->sum, col->decimal_scale);
+			return DirectFunctionCall2(numeric_div,
+									   wa_fixed_to_numeric(r->sum, col->decimal_scale),
 									   wa_int128_to_numeric(r->count));
 		case WA_AGG_MIN_INT:
 		case WA_AGG_MAX_INT:
@@ -146,8 +142,15 @@ wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
 	{
 		int			attno = q->n_keys + 1 + j;
 
-		wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
-						  slot->tts_isnull[attno], &inputs[j]);
+		if (q->input_scales[j] >= 0 && !slot->tts_isnull[attno])
+		{
+			inputs[j].isnull = false;
+			wa_numeric_to_fixed(slot->tts_values[attno], q->input_scales[j],
+								&inputs[j]);
+		}
+		else
+			wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
+							  slot->tts_isnull[attno], &inputs[j]);
 	}
 }
 

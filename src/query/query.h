@@ -191,6 +191,7 @@ typedef struct WaAggColumn
 								 * inputs; -1 for count(*) */
 	Oid			result_type;
 	const char *sql_name;		/* "min", "count", ... for messages */
+	int			decimal_scale;	/* the decimal kinds: s of numeric(p, s) */
 
 	/* kind WA_AGG_GENERIC: a PostgreSQL aggregate (agg_generic.c) */
 	Oid			aggfnoid;
@@ -243,6 +244,9 @@ typedef struct WaAggQuery
 	bool		has_expressions;	/* some output is not one aggregate */
 	int			n_inputs;		/* distinct aggregate inputs */
 	Oid		   *input_types;	/* their types */
+	int		   *input_scales;	/* -1, or s: the input is a numeric(p, s)
+								 * read as a fixed-point integer
+								 * (numeric_fixed.c) */
 	char	   *row_query;		/* keys, event time, inputs, in order */
 	char	   *row_alias;		/* its columns are "<row_alias> 1", ... */
 	/* pipelines: row_query then also returns these (see agg_query.c) */
@@ -429,6 +433,12 @@ extern Datum wa_result_to_datum(const WaAggColumn *col, const wa_result *r,
 								bool *isnull);
 extern void wa_datum_to_value(Oid typid, Datum d, bool isnull, wa_value *out);
 extern Datum wa_int128_to_numeric(wa_int128 value);
+
+/* ---------- numeric(p, s) as fixed point (numeric_fixed.c) ---------- */
+
+extern int	wa_fixed_point_scale(int32 typmod);
+extern void wa_numeric_to_fixed(Datum d, int scale, wa_value *out);
+extern Datum wa_fixed_to_numeric(wa_int128 value, int scale);
 extern void wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot,
 						  wa_value *inputs);
 

@@ -134,6 +134,12 @@ results_match(const ref_model *ref, const ref_window *rw,
 				ok = g->isnull == rv.isnull &&
 					(rv.isnull || (g->sum == rv.sum && g->count == rv.count));
 				break;
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				ok = g->isnull == rv.isnull &&
+					(rv.isnull || (g->sum == rv.sum && g->count == rv.count &&
+								   g->i == rv.i));
+				break;
 			case WA_AGG_MIN_INT:
 			case WA_AGG_MAX_INT:
 				ok = g->isnull == rv.isnull && (rv.isnull || g->i == rv.i);

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 199309L
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +50,7 @@ i128s(__int128 v)
 const char *
 kind_name(wa_agg_kind kind)
 {
-	static const char *const names[] = {
-		"count(*)", "count", "sum_int", "sum_float", "min_int", "max_int",
-		"min_float", "max_float", "avg_int", "avg_float", "var_samp",
-		"var_pop", "stddev_samp", "stddev_pop", "generic"
-	};
-
-	if ((int) kind < 0 || (int) kind >= (int) (sizeof(names) / sizeof(names[0])))
-		return "?";
-	return names[kind];
+	return wa_agg_kind_name(kind);
 }
 
 const char *
@@ -360,6 +353,8 @@ const wa_agg_spec test_aggs[] = {
 	{WA_AGG_VAR_POP, IN_F, false},
 	{WA_AGG_STDDEV_SAMP, IN_F, false},
 	{WA_AGG_STDDEV_POP, IN_F, false},
+	{WA_AGG_SUM_DECIMAL, IN_D, false},
+	{WA_AGG_AVG_DECIMAL, IN_D, false},
 };
 
 _Static_assert(sizeof(test_aggs) / sizeof(test_aggs[0]) == N_AGGS,
@@ -597,6 +592,14 @@ random_values(rng *r, wa_value *v)
 	/* multiples of 1/1024, so that the reference can fold them exactly */
 	v[IN_F].isnull = rng_below(r, 20) == 0;
 	v[IN_F].f = (double) rng_range(r, -(1 << 20), 1 << 20) / 1024.0;
+	/* numeric(18, s): up to 18 digits, and now and then a NaN */
+	v[IN_D].isnull = rng_below(r, 10) == 0;
+	if (rng_below(r, 50) == 0)
+		v[IN_D].f = NAN;
+	else if (rng_below(r, 20) == 0)
+		v[IN_D].i = rng_below(r, 2) ? 999999999999999999 : -999999999999999999;
+	else
+		v[IN_D].i = rng_range(r, -1000000000, 1000000000);
 }
 
 /* Int keys: the id's first few are the extremes, then random values. */

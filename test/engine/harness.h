@@ -98,9 +98,10 @@ extern int	keytab_add(keytab *kt, int64_t ival, const uint8_t *b,
 					   uint32_t len);
 
 /* ----------------------------------------------------------------
- * The aggregate list every test computes: three inputs (an int column with
+ * The aggregate list every test computes: four inputs (an int column with
  * NULLs and occasional int64 extremes, an int column with full-range values,
- * a float column with NULLs) and every kind of aggregate over them.
+ * a float column with NULLs, a numeric(18, s) column as fixed-point
+ * integers with NULLs and NaNs) and every kind of aggregate over them.
  * ----------------------------------------------------------------
  */
 enum
@@ -108,10 +109,11 @@ enum
 	IN_A,
 	IN_B,
 	IN_F,
+	IN_D,
 	N_INPUTS
 };
 
-#define N_AGGS 18
+#define N_AGGS 20
 extern const wa_agg_spec test_aggs[N_AGGS];
 
 /*

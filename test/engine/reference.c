@@ -31,7 +31,8 @@ typedef enum ref_input_mode
 {
 	MODE_UNUSED,				/* only count(x) reads it, or nobody */
 	MODE_INT,
-	MODE_FLOAT
+	MODE_FLOAT,
+	MODE_DECIMAL				/* ints, but a NaN (f) is counted apart */
 } ref_input_mode;
 
 typedef struct ref_op
@@ -156,7 +157,9 @@ ref_create(const ref_config *config)
 			fprintf(stderr, "reference: aggregate %d reads input %d\n", a, in);
 			abort();
 		}
-		if (kind_reads_int(kind))
+		if (kind == WA_AGG_SUM_DECIMAL || kind == WA_AGG_AVG_DECIMAL)
+			want = MODE_DECIMAL;
+		else if (kind_reads_int(kind))
 			want = MODE_INT;
 		else if (kind_reads_float(kind))
 			want = MODE_FLOAT;
@@ -363,10 +366,15 @@ fold_event(ref_model *ref, ref_window *win, const wa_value *values)
 
 		if (values[i].isnull)
 			continue;
+		if (ref->modes[i] == MODE_DECIMAL && isnan(values[i].f))
+		{
+			in->nans++;
+			continue;
+		}
 		in->n++;
 		if (ref->modes[i] == MODE_UNUSED)
 			continue;
-		if (ref->modes[i] == MODE_INT)
+		if (ref->modes[i] == MODE_INT || ref->modes[i] == MODE_DECIMAL)
 			v = values[i].i;
 		else
 			v = float_to_fixed(values[i].f);
@@ -555,6 +563,14 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 			return;
 		case WA_AGG_COUNT:
 			out->count = in->n;
+			return;
+		case WA_AGG_SUM_DECIMAL:
+		case WA_AGG_AVG_DECIMAL:
+			/* NULL without input; a NaN is input */
+			out->isnull = in->n == 0 && in->nans == 0;
+			out->sum = in->sum;
+			out->count = in->n;
+			out->i = in->nans;
 			return;
 		default:
 			break;

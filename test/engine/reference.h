@@ -62,7 +62,8 @@ typedef struct ref_config
 /* Folded state of one input over the events a window accepted. */
 typedef struct ref_input
 {
-	int64_t		n;				/* non-null values */
+	int64_t		n;				/* non-null values (decimals: not NaN) */
+	int64_t		nans;			/* decimals: NaN values */
 	__int128	sum;			/* ints: exact sum; floats: sum of x*1024 */
 	__int128	sumsq;			/* floats: sum of (x*1024)^2 */
 	__int128	sumabs;			/* floats: sum of |x*1024|, for tolerances */

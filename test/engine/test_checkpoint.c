@@ -173,6 +173,10 @@ ck_results_same(const wa_result *a, const wa_result *b, bool exact)
 			case WA_AGG_AVG_INT:
 				ok = x->sum == y->sum && x->count == y->count;
 				break;
+			case WA_AGG_SUM_DECIMAL:
+			case WA_AGG_AVG_DECIMAL:
+				ok = x->sum == y->sum && x->count == y->count && x->i == y->i;
+				break;
 			case WA_AGG_MIN_INT:
 			case WA_AGG_MAX_INT:
 				ok = x->i == y->i;
