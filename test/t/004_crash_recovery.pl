@@ -55,6 +55,23 @@ sub poll_results
 	diag("poll $reader_polls: $bad windows went back") if $bad;
 }
 
+# poll_query_until, but a psql that exits before it has been given its
+# query (the postmaster restarting everything refuses connections, and
+# IPC::Run then dies writing to it) is one more try, not the test's end.
+sub poll_through_restart
+{
+	my ($sql) = @_;
+	my $deadline = time + 180;
+	while (time < $deadline)
+	{
+		my $out = '';
+		my $ret = eval { $node->psql('postgres', $sql, stdout => \$out, stderr => \my $err) };
+		return 1 if defined $ret && $ret == 0 && $out eq 't';
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
+}
+
 sub crash
 {
 	my ($how) = @_;
@@ -69,7 +86,7 @@ sub crash
 			# The postmaster restarts everything.  Answering is not enough: a
 			# query may come before it has noticed the death; once the killed
 			# process is gone from pg_stat_activity, shared memory is new.
-			$node->poll_query_until('postgres',
+			poll_through_restart(
 				"SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid)")
 			  or die 'server did not come back';
 		}
@@ -80,8 +97,7 @@ sub crash
 		$node->start;
 		note('immediate stop and start');
 	}
-	$node->poll_query_until('postgres',
-		"SELECT worker_pid IS NOT NULL FROM windowagg.stat_pipelines")
+	poll_through_restart("SELECT worker_pid IS NOT NULL FROM windowagg.stat_pipelines")
 	  or die 'no worker after the crash';
 }
 

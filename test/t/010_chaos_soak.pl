@@ -402,8 +402,12 @@ my %action;
 		my %ddl = (
 			rename_column => [ "ALTER TABLE $d->{table} RENAME COLUMN v TO v_broken",
 				'column "v" does not exist' ],
+			# whichever check meets the change first: the worker's own
+			# (at an epoch's start), or the read's, whose kept plan is
+			# analysed again and returns the new type
 			column_type => [ "ALTER TABLE $d->{table} ALTER COLUMN v TYPE bigint",
-				"the source table of pipeline \"$p\" changed" ],
+				"the source table of pipeline \"$p\" changed"
+				  . "|the query of the pipeline now returns other types than its worker reads" ],
 			# whichever check meets the new table first: the query's,
 			# parsed again, or the resolution of a statement's names
 			replace_table => [ qq{
