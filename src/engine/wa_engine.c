@@ -441,20 +441,19 @@ key_kept(wa_engine *e, keystate *k)
 }
 
 /*
- * Instance ws of spec j fired with value e->scratch (not empty): keep it
- * if the spec keeps instances, and emit it if it was requested.
+ * Instance ws of spec j fired with value acc (not empty): keep it if the
+ * spec keeps instances, and emit it if it was requested.
  */
 static void
-instance_fired(wa_engine *e, keystate *k, int j, wa_tick ws)
+instance_fired(wa_engine *e, keystate *k, int j, wa_tick ws, const void *acc)
 {
 	const spec *sp = &e->specs[j];
 
 	if (sp->n_kept > 0)
 		wa_kept_put(&key_kept(e, k)[j], &e->mem, &e->layout, sp->n_kept,
-					wa_kept_instance(ws, sp->phase, sp->slide_s), ws,
-					e->scratch);
+					wa_kept_instance(ws, sp->phase, sp->slide_s), ws, acc);
 	if (j < e->n_windows)
-		emit_pane(e, k, j, ws, WA_PANE_ON_TIME, 1);
+		emit_pane(e, k, j, ws, acc, WA_PANE_ON_TIME, 1);
 }
 
 /*
@@ -479,7 +478,7 @@ fire_windows_stacked(wa_engine *e, keystate *k, int j, wa_tick ws, wa_tick hi)
 											  ws + sp->slide_s, e->scratch);
 		if (!wa_acc_is_empty(&e->layout, e->scratch))
 		{
-			instance_fired(e, k, j, ws);
+			instance_fired(e, k, j, ws, e->scratch);
 			ws += sp->slide_s;
 			continue;
 		}
@@ -522,11 +521,9 @@ fire_windows(wa_engine *e, keystate *k, int j, wa_tick lo, wa_tick hi)
 			ws = align_up(sp, (wa_tick) first - sp->size_s + 1);
 			continue;
 		}
-		if (sp->parent >= 0)
-			merge_from_parent(e, k, j, ws);
-		else
-			merge_window(e, k, pos, ws + sp->size_s);
-		instance_fired(e, k, j, ws);
+		instance_fired(e, k, j, ws,
+					   sp->parent >= 0 ? merge_from_parent(e, k, j, ws) :
+					   merge_window(e, k, pos, ws + sp->size_s));
 		ws += sp->slide_s;
 	}
 }

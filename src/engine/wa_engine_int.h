@@ -202,14 +202,28 @@ pane_key(const wa_engine *e, const keystate *k, wa_key *out)
 }
 
 /*
- * Merge the slices of window [ws, ws + size_s) of key k, starting the scan
- * at position pos (the first slice >= ws); returns the number merged.
+ * The value of window [ws, ws + size_s) of key k, whose first slice (>= ws)
+ * is at position pos: the accumulator of that slice itself when it is the
+ * window's only one, else the window's slices merged into e->scratch.
+ * Finalizing only reads an accumulator, and copying one can cost more
+ * than the whole window (a generic aggregate's state is copied through
+ * its combine function: an hll sketch's 128 kB), so a tumbling window
+ * made of one slice is never copied.  The pointer is valid until the
+ * engine changes the key's slices.
  */
-static inline uint32_t
+static inline const void *
 merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
 {
 	uint32_t	n = 0;
 
+	if (pos < k->slices.count &&
+		wa_slices_index(&k->slices, e->stride, pos) < ws_end &&
+		(pos + 1 == k->slices.count ||
+		 wa_slices_index(&k->slices, e->stride, pos + 1) >= ws_end))
+	{
+		e->stats.merges++;
+		return wa_slices_acc(&k->slices, e->stride, pos);
+	}
 	wa_acc_reset(&e->layout, e->scratch);
 	for (; pos < k->slices.count; pos++, n++)
 	{
@@ -219,16 +233,17 @@ merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
 					 wa_slices_acc(&k->slices, e->stride, pos));
 	}
 	e->stats.merges += n;
-	return n;
+	return e->scratch;
 }
 
+/* Emit the pane of instance ws of spec j, whose value is acc. */
 static inline void
-emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws,
+emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws, const void *acc,
 		  wa_pane_kind kind, int64_t revision)
 {
 	wa_pane		pane;
 
-	wa_acc_finalize(&e->layout, e->scratch, e->results);
+	wa_acc_finalize(&e->layout, acc, e->results);
 	pane_key(e, k, &pane.key);
 	pane.window = j;
 	pane.start = slice_tick(e, ws);
@@ -236,7 +251,7 @@ emit_pane(wa_engine *e, const keystate *k, int j, wa_tick ws,
 	pane.kind = kind;
 	pane.revision = revision;
 	pane.results = e->results;
-	pane.acc = e->scratch;
+	pane.acc = acc;
 	if (kind == WA_PANE_ON_TIME)
 		e->stats.panes_on_time++;
 	else
@@ -256,12 +271,13 @@ instance_has_data(const wa_engine *e, const keystate *k, const spec *sp,
 }
 
 /*
- * Merge instance ws of spec j (which has a parent) into e->scratch from the
- * parent's kept instances, M of them starting at ws.  A parent instance
- * that is not kept and holds data (it fired before the ring existed, or
- * was overwritten) makes us merge the instance from its slices instead.
+ * The value of instance ws of spec j (which has a parent), merged into
+ * e->scratch from the parent's kept instances, M of them starting at ws.
+ * A parent instance that is not kept and holds data (it fired before the
+ * ring existed, or was overwritten) makes us merge the instance from its
+ * slices instead (merge_window).
  */
-static inline void
+static inline const void *
 merge_from_parent(wa_engine *e, keystate *k, int j, wa_tick ws)
 {
 	const spec *sp = &e->specs[j];
@@ -285,12 +301,13 @@ merge_from_parent(wa_engine *e, keystate *k, int j, wa_tick ws)
 		else if (instance_has_data(e, k, pp, ps))
 		{
 			e->stats.merges += merges;
-			merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, ws),
-						 ws + sp->size_s);
-			return;
+			return merge_window(e, k,
+								wa_slices_lower_bound(&k->slices, e->stride, ws),
+								ws + sp->size_s);
 		}
 	}
 	e->stats.merges += merges;
+	return e->scratch;
 }
 
 /* ---------- functions one file of the engine gives the others ---------- */

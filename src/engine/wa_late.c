@@ -39,26 +39,22 @@ late_emit(wa_engine *e, late_window *w)
 {
 	keystate   *k = w->key;
 	const spec *sp = &e->specs[w->window];
-	const void *kept = NULL;
+	const void *acc = NULL;
 
 	/* kept values and parents' kept values follow late data: see wa_kept.h */
 	if (k->kept != NULL)
-		kept = wa_kept_get(&k->kept[w->window], &e->layout,
-						   wa_kept_instance(w->start, sp->phase, sp->slide_s),
-						   w->start);
-	if (kept != NULL)
-	{
-		wa_acc_release(&e->layout, e->scratch);
-		wa_acc_copy(&e->layout, e->scratch, kept);
-	}
-	else if (sp->parent >= 0)
-		merge_from_parent(e, k, w->window, w->start);
-	else
-		merge_window(e, k, wa_slices_lower_bound(&k->slices, e->stride, w->start),
-					 w->start + sp->size_s);
+		acc = wa_kept_get(&k->kept[w->window], &e->layout,
+						  wa_kept_instance(w->start, sp->phase, sp->slide_s),
+						  w->start);
+	if (acc == NULL && sp->parent >= 0)
+		acc = merge_from_parent(e, k, w->window, w->start);
+	else if (acc == NULL)
+		acc = merge_window(e, k,
+						   wa_slices_lower_bound(&k->slices, e->stride, w->start),
+						   w->start + sp->size_s);
 	w->revision++;
 	w->dirty = false;
-	emit_pane(e, w->key, w->window, w->start, WA_PANE_LATE, w->revision);
+	emit_pane(e, w->key, w->window, w->start, acc, WA_PANE_LATE, w->revision);
 }
 
 static void
