@@ -180,7 +180,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 		emit_line(&out, title);
 	emit_line(&out, psprintf("Window plan (%s, period %s)",
 							 plan.mode == WA_COVERED_BY ?
-							 "covered-by: min/max only" : "partitioned-by",
+							 "covered-by: idempotent merges only" : "partitioned-by",
 							 format_ticks(plan.period * g, windows->domain)));
 	emit_line(&out, psprintf("slices of %s", format_ticks(g, windows->domain)));
 	emit_children(&out, WA_PLAN_ROOT, 1);

@@ -28,6 +28,7 @@
 
 #include "access/nbtree.h"
 #include "access/relation.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_aggregate.h"
@@ -37,6 +38,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "commands/extension.h"
 #include "common/cryptohash.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
@@ -88,6 +90,13 @@ is_ordered_integer_like(Oid t)
 	return is_integer_type(t) || t == DATEOID || t == TIMESTAMPOID ||
 		t == TIMESTAMPTZOID || t == TIMEOID;
 }
+
+/*
+ * What to do instead with an aggregate that needs all of a window's rows,
+ * in order: run it in a plain query, over each row's windows.
+ */
+#define WINDOW_ROWS_HINT \
+	"To compute %s over each window's rows, join the rows with windowagg.window_starts() and group them by window in a plain query."
 
 /* Built-in aggregates whose result lists their input in its order. */
 static bool
@@ -177,26 +186,61 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
  * Built-in aggregates whose combine function gives the same state when a
  * state is merged with one that already holds some of its rows: windows
  * may then be merged from overlapping ones (the coverage plan's
- * covered-by).  By name, for explain; by name in pg_catalog for queries.
+ * covered-by).
  */
-bool
-wa_aggregate_name_is_idempotent(const char *name)
-{
-	static const char *const names[] = {
-		"min", "max", "bool_and", "bool_or", "every", "bit_and", "bit_or",
-	};
+static const char *const idempotent_builtins[] = {
+	"min", "max", "bool_and", "bool_or", "every", "bit_and", "bit_or",
+};
 
-	for (size_t i = 0; i < lengthof(names); i++)
+/*
+ * The hll extension's aggregates merge sketches by union (register-wise
+ * maximum), which is idempotent too.
+ */
+#define HLL_EXTENSION_NAME "hll"
+#define HLL_UNION_COMBINE "hll_union_internal"
+static const char *const idempotent_hll[] = {"hll_add_agg", "hll_union_agg"};
+
+static bool
+name_in(const char *name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
 		if (pg_strcasecmp(name, names[i]) == 0)
 			return true;
 	return false;
 }
 
-static bool
-is_idempotent_aggregate(Oid aggfnoid, const char *name)
+/* By name alone, for explain(windows, aggregates), which takes names. */
+bool
+wa_aggregate_name_is_idempotent(const char *name)
 {
-	return get_func_namespace(aggfnoid) == PG_CATALOG_NAMESPACE &&
-		wa_aggregate_name_is_idempotent(name);
+	return name_in(name, idempotent_builtins, lengthof(idempotent_builtins)) ||
+		name_in(name, idempotent_hll, lengthof(idempotent_hll));
+}
+
+/*
+ * For a query's aggregate: a built-in one of the list, by name in
+ * pg_catalog, or any aggregate whose combine function is the hll
+ * extension's union (whatever the aggregate's name or schema, and only
+ * the extension's own function: one of that name elsewhere proves
+ * nothing).
+ */
+static bool
+is_idempotent_aggregate(Oid aggfnoid, const char *name, Oid combinefn)
+{
+	Oid			ext;
+	char	   *ext_name;
+
+	if (get_func_namespace(aggfnoid) == PG_CATALOG_NAMESPACE &&
+		name_in(name, idempotent_builtins, lengthof(idempotent_builtins)))
+		return true;
+	if (!OidIsValid(combinefn) ||
+		strcmp(get_func_name(combinefn), HLL_UNION_COMBINE) != 0)
+		return false;
+	ext = getExtensionOfObject(ProcedureRelationId, combinefn);
+	if (!OidIsValid(ext))
+		return false;
+	ext_name = get_extension_name(ext);
+	return ext_name != NULL && strcmp(ext_name, HLL_EXTENSION_NAME) == 0;
 }
 
 /*
@@ -265,13 +309,14 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 		col->idempotent = true;
 		return;
 	}
-	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name);
+	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name, combinefn);
 	if (combines && combine_concatenates(combinefn))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("aggregate %s is not supported", name),
 				 errdetail("Its combine function %s concatenates, so its result depends on the order of its input rows, which a window merged from slices does not keep.",
-						   get_func_name(combinefn))));
+						   get_func_name(combinefn)),
+				 errhint(WINDOW_ROWS_HINT, name)));
 	if (!combines)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -312,7 +357,8 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 				 errmsg("ordered-set aggregate %s cannot be computed in windows", name),
 				 errdetail("Ordered-set and hypothetical-set aggregates need all of a window's rows at once; windows are merged from slices."),
 				 strncmp(name, "percentile", 10) == 0 ?
-				 errhint("For percentiles, use tdigest_percentile of the tdigest extension, whose sketches merge.") : 0));
+				 errhint("For percentiles, use tdigest_percentile of the tdigest extension, whose sketches merge.") :
+				 errhint(WINDOW_ROWS_HINT, name)));
 	/* DISTINCT: the set of a slice's distinct inputs (agg_distinct.c) */
 	col->distinct = aggref->aggdistinct != NIL;
 	if (col->distinct && list_length(aggref->args) != 1)
@@ -337,7 +383,8 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("aggregate %s is not supported", name),
-				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep.")));
+				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep."),
+				 errhint(WINDOW_ROWS_HINT, name)));
 
 	if (!map_kernel(aggref, name, col))
 		map_generic(aggref, name, col);
