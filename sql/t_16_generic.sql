@@ -35,6 +35,17 @@ CREATE FUNCTION g_larger(anyelement, anyelement) RETURNS anyelement
     LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT CASE WHEN $1 > $2 THEN $1 ELSE $2 END $$;
 CREATE AGGREGATE g_largest(anyelement) (SFUNC = g_larger, STYPE = anyelement,
                                         COMBINEFUNC = g_larger);
+-- a final function that says it may change its state gets a copy of it
+-- (a window's state is finalized again for each late pane)
+CREATE AGGREGATE g_sumsq_rw(int8) (SFUNC = g_sq_step, STYPE = int8[], INITCOND = '{0,0}',
+                                   COMBINEFUNC = g_sq_combine, FINALFUNC = g_sq_final,
+                                   FINALFUNC_MODIFY = READ_WRITE);
+-- an internal state, kept through its serialization functions
+CREATE AGGREGATE g_numsum(numeric) (SFUNC = numeric_avg_accum, STYPE = internal,
+                                    COMBINEFUNC = numeric_avg_combine,
+                                    SERIALFUNC = numeric_avg_serialize,
+                                    DESERIALFUNC = numeric_avg_deserialize,
+                                    FINALFUNC = numeric_sum);
 
 -- The aggregates, as the query gives them to windowagg and to GROUP BY;
 -- float results are compared to 9 digits (slices merge in another order
@@ -44,6 +55,11 @@ INSERT INTO g_aggs VALUES
   ('sum(v::numeric / 7)', 'numeric'),
   ('avg(v::numeric / 7)', 'numeric'),
   ('sum(v::int8 * 1000000000000)', 'numeric'),
+  ('avg(v::int8 * 1000000000000)', 'numeric'),
+  -- int8 inputs near the top of their range: sums far past it
+  ('sum(9223372036854774000 - v::int8)', 'numeric'),
+  ('avg(9223372036854774000 - v::int8)', 'numeric'),
+  ('g_numsum(v::numeric / 9)', 'numeric'),
   ('sum(v) FILTER (WHERE v > 0)', 'bigint'),
   ('count(*) FILTER (WHERE f > 0)', 'bigint'),
   ('count(f) FILTER (WHERE v < 0)', 'bigint'),
@@ -58,6 +74,7 @@ INSERT INTO g_aggs VALUES
   ('max(make_interval(secs => v))', 'interval'),
   ('corr(f, v)', 'double precision'),
   ('g_sumsq(v)', 'text'),
+  ('g_sumsq_rw(v)', 'text'),
   ('g_largest(v::numeric)', 'numeric'),
   ('g_extra(v)', 'bigint'),
   ('g_capsum(abs(v))', 'bigint'),
@@ -91,7 +108,8 @@ INSERT INTO g_aggs VALUES
 -- number of windows whose values differ (every one is listed first).
 CREATE FUNCTION check_generic(sizes bigint[], slides bigint[], origins bigint[],
                               bound bigint, lateness bigint, aggs text[])
-RETURNS TABLE (windows bigint, late_panes bigint, dropped_rows bigint, differing bigint)
+RETURNS TABLE (windows bigint, late_panes bigint, dropped_rows bigint, differing bigint,
+               dropped_differing bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     wins windowagg.window[];
@@ -120,6 +138,14 @@ BEGIN
                                           arrival_order => 'id')
           AS (k int, ws bigint, we bigint, %s, pane text, rev bigint)$f$,
         format('SELECT k, %s FROM ev_g GROUP BY k', cols), wins, bound, lateness, coldefs);
+    -- windowagg.dropped() over the same query lists the rows no window took
+    EXECUTE format($f$
+        CREATE TEMP TABLE dropped_got AS
+        SELECT arrival FROM windowagg.dropped(%L, 't', %L::windowagg.window[],
+                                              bound => %s, lateness => %s,
+                                              arrival_order => 'id')
+          AS (k int, t bigint, watermark bigint, arrival bigint)$f$,
+        format('SELECT k, %s FROM ev_g GROUP BY k', cols), wins, bound, lateness);
     EXECUTE format($f$
         CREATE TEMP TABLE want AS
         SELECT e.k, a.ws::bigint AS ws, a.we::bigint AS we, %s
@@ -146,8 +172,13 @@ BEGIN
     differing := (SELECT count(*) FROM (SELECT * FROM final EXCEPT SELECT * FROM want_compared
                                         UNION ALL
                                         SELECT * FROM want_compared EXCEPT SELECT * FROM final) d);
+    -- arrival numbers are ev_g's ids, 1 to n
+    dropped_differing := (SELECT count(*) FROM (
+        (SELECT arrival FROM dropped_got EXCEPT ALL SELECT id FROM acc WHERE spec IS NULL)
+        UNION ALL
+        (SELECT id FROM acc WHERE spec IS NULL EXCEPT ALL SELECT arrival FROM dropped_got)) d);
     DROP VIEW want_compared;
-    DROP TABLE acc, got, want, final;
+    DROP TABLE acc, got, want, final, dropped_got;
     RETURN NEXT;
 END
 $$;
@@ -210,15 +241,21 @@ SELECT count(*) AS differing FROM (
 DROP TABLE g_fixed, g_fixed_got;
 
 -- text min and max use the column's collation, as GROUP BY does: "C"
--- orders upper case first; the database's own collation may not
-CREATE TABLE g_coll (id int, k int, t bigint, s text COLLATE "C", d text);
+-- orders upper case first, ICU's root collation lower case first, so the
+-- two columns' extremes differ (the control: a mix-up shows in lo/hi)
+CREATE TABLE g_coll (id int, k int, t bigint, s text COLLATE "C", d text COLLATE "und-x-icu");
 INSERT INTO g_coll VALUES (1, 1, 1, 'a', 'a'), (2, 1, 2, 'B', 'B'), (3, 1, 3, 'b', 'b'),
-                          (4, 1, 4, 'A', 'A');
-SELECT k, lo, hi, (lo_d, hi_d) = (SELECT (min(d), max(d)) FROM g_coll) AS database_collation_as_group_by
+                          (4, 1, 4, 'A', 'A'), (5, 2, 15, 'b', 'b'), (6, 2, 12, 'A', 'A');
+SELECT w.k, w.ws, w.lo, w.hi, w.lo_d, w.hi_d,
+       (w.lo, w.hi, w.lo_d, w.hi_d) = (g.lo, g.hi, g.lo_d, g.hi_d) AS as_group_by
 FROM windowagg.aggregate('SELECT k, min(s) AS lo, max(s) AS hi, min(d) AS lo_d, max(d) AS hi_d
                           FROM g_coll GROUP BY k', 't',
                          ARRAY[windowagg.tumbling(10)], arrival_order => 'id')
-  AS (k int, ws bigint, we bigint, lo text, hi text, lo_d text, hi_d text, pane text, rev bigint);
+  AS w(k int, ws bigint, we bigint, lo text, hi text, lo_d text, hi_d text, pane text, rev bigint)
+JOIN (SELECT k, t - t % 10 AS ws, min(s) AS lo, max(s) AS hi, min(d) AS lo_d, max(d) AS hi_d
+      FROM g_coll GROUP BY 1, 2) g ON (g.k, g.ws) = (w.k, w.ws)
+ORDER BY 1, 2;
+DROP TABLE g_coll;
 
 -- Aggregates that windows cannot compute are refused, naming them.
 SELECT * FROM windowagg.aggregate(
@@ -282,11 +319,13 @@ SELECT * FROM windowagg.aggregate(
   'SELECT k, sum(v) + (SELECT 1) AS a FROM ev_g GROUP BY k',
   't', ARRAY[windowagg.tumbling(10)]) AS (k int, ws bigint, we bigint, a bigint, pane text, rev bigint);
 
-DROP TABLE g_coll, g_aggs, ev_g;
+DROP TABLE g_aggs, ev_g;
 DROP FUNCTION check_generic(bigint[], bigint[], bigint[], bigint, bigint, text[]);
 DROP AGGREGATE g_nocombine(int8);
 DROP AGGREGATE g_collect(anycompatible);
 DROP AGGREGATE g_capsum(int8);
+DROP AGGREGATE g_numsum(numeric);
+DROP AGGREGATE g_sumsq_rw(int8);
 DROP AGGREGATE g_extra(int8);
 DROP FUNCTION g_cap_step(int8, int8), g_sq_extra(int8[], int8);
 DROP AGGREGATE g_sumsq(int8);

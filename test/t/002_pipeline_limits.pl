@@ -130,5 +130,57 @@ is($node->safe_psql('postgres',
 		"SELECT events_in, dead_letters FROM windowagg.stat_pipelines WHERE name = 'lagging'"),
 	'300000|0', 'every row counted once');
 
+# The states of aggregates of the generic path count against the bound as
+# the kernels' accumulators do: per key and slice, a set of distinct
+# values (count(DISTINCT ...)) and a numeric sum's state.  Ten keys of 5000
+# distinct users each in one window hold far more than 256 kB: the
+# pipeline stops, commits nothing, and once the bound is raised it catches
+# up exactly.  (The other pipelines go first: the bound is each
+# pipeline's.)
+$node->safe_psql('postgres', q{
+	SELECT windowagg.drop_pipeline(name) FROM windowagg.pipelines;
+	ALTER SYSTEM SET windowagg.max_state_memory = '256kB';
+});
+$node->reload;
+$node->safe_psql('postgres', q{
+	CREATE TABLE gsrc (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                   k int NOT NULL, t bigint NOT NULL, u int NOT NULL, amount numeric NOT NULL);
+	SELECT windowagg.create_pipeline('gen',
+	    'SELECT k, count(DISTINCT u) AS users, sum(amount) AS total FROM gsrc GROUP BY k',
+	    't', ARRAY[windowagg.tumbling(100)], bound => 1000000);
+	INSERT INTO gsrc (k, t, u, amount)
+	SELECT i % 10, i % 100, i, i / 7.0 FROM generate_series(1, 50000) i;
+});
+ok( $node->poll_query_until('postgres', q{
+		SELECT status = 'memory_full' AND last_error LIKE '%(256 kB)%'
+		FROM windowagg.stat_pipelines WHERE name = 'gen'}),
+	'sets of distinct values fill windowagg.max_state_memory');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM gen'), '0',
+	'nothing half-done was committed');
+$node->safe_psql('postgres', q{
+	INSERT INTO gsrc (k, t, u, amount)
+	SELECT i % 10, 100 + i % 100, i % 777, i / 3.0 FROM generate_series(1, 5000) i;
+	ALTER SYSTEM SET windowagg.max_state_memory = '64MB';
+});
+$node->reload;
+is($node->safe_psql('postgres', "SELECT windowagg.flush('gen', '3 min')"), 't',
+	'it catches up once the bound is raised');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (
+	    (SELECT k, window_start, users, total FROM gen
+	     EXCEPT
+	     SELECT k, t - t % 100, count(DISTINCT u), sum(amount) FROM gsrc GROUP BY 1, 2)
+	    UNION ALL
+	    (SELECT k, t - t % 100, count(DISTINCT u), sum(amount) FROM gsrc GROUP BY 1, 2
+	     EXCEPT
+	     SELECT k, window_start, users, total FROM gen)) d}), '0',
+	'every window equals GROUP BY over every row');
+is($node->safe_psql('postgres', q{
+		SELECT count(*), sum(users) FROM gen}), '20|55000',
+	'twenty windows, with as many users as GROUP BY counts');
+is($node->safe_psql('postgres',
+		"SELECT events_in, dead_letters FROM windowagg.stat_pipelines WHERE name = 'gen'"),
+	'55000|0', 'every row counted once');
+
 $node->stop;
 done_testing();
