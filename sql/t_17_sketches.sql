@@ -115,6 +115,31 @@ SELECT line FROM windowagg.explain(ARRAY[windowagg.hopping(40, 20), windowagg.ho
                                          windowagg.hopping(120, 40)], '{hll_add_agg}') line
 WHERE line LIKE 'Window plan%';
 
+-- A window of one slice keeps a digest built in arrival order, as GROUP BY
+-- over the rows in that order builds it, and its panes must read it
+-- without changing it: tdigest's final functions compact the digest they
+-- are given (though they say they only read it), so windowagg gives them
+-- a copy.  Windows of 1000 values each, fired, then 1000 late values each,
+-- the last pane equals GROUP BY exactly.
+CREATE TABLE td (id int, k int, t bigint, f float8);
+INSERT INTO td SELECT i, i % 2, i % 1000, (i * 7919 % 10007) / 100.0 FROM generate_series(1, 2000) i;
+INSERT INTO td VALUES (2001, 0, 1500, 0), (2002, 1, 1500, 0);
+INSERT INTO td SELECT i, i % 2, i % 1000, (i * 104729 % 10007) / 100.0
+FROM generate_series(2003, 4000) i;
+SELECT count(*) AS windows, count(*) FILTER (WHERE g.pane = 'late') AS late,
+       count(*) FILTER (WHERE g.p50 = w.p50 AND g.p99 = w.p99) AS as_group_by
+FROM (SELECT DISTINCT ON (k, ws) * FROM windowagg.aggregate(
+        'SELECT k, tdigest_percentile(f, 100, 0.5) AS p50, tdigest_percentile(f, 100, 0.99) AS p99
+         FROM td GROUP BY k', 't', ARRAY[windowagg.tumbling(1000)], bound => 20,
+        lateness => 10000, arrival_order => 'id')
+      AS (k int, ws bigint, we bigint, p50 float8, p99 float8, pane text, rev bigint)
+      ORDER BY k, ws, rev DESC) g
+JOIN (SELECT k, t - t % 1000 AS ws, tdigest_percentile(f, 100, 0.5 ORDER BY id) AS p50,
+             tdigest_percentile(f, 100, 0.99 ORDER BY id) AS p99
+      FROM td GROUP BY 1, 2) w USING (k, ws)
+WHERE g.ws = 0;
+DROP TABLE td;
+
 -- The same in a pipeline, fed in three batches, paused and resumed (its
 -- sketches restored from the checkpoint) between the second and third.
 CREATE TABLE sk_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int NOT NULL,

@@ -145,6 +145,7 @@ wa_agg_layout_init(wa_agg_layout *layout, int n_aggs, wa_agg_spec *aggs,
 	layout->n_generic = 0;
 	layout->generic = NULL;
 	layout->mem = NULL;
+	layout->final_reads = true;
 	for (int i = 0; i < n_aggs; i++)
 	{
 		offsets[i] = off;

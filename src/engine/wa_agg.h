@@ -135,6 +135,9 @@ typedef struct wa_agg_generic
 						  wa_result *result);
 	void		(*release) (void *arg, struct wa_mem *mem, int agg,
 							void *state);
+	bool		final_writes;	/* final may change the state it is given,
+								 * which must then be a copy (see
+								 * wa_agg_layout.final_reads) */
 } wa_agg_generic;
 
 /* Byte layout of the accumulator for an aggregate list. */
@@ -147,6 +150,8 @@ typedef struct wa_agg_layout
 	int			n_generic;		/* aggregates of kind WA_AGG_GENERIC */
 	const wa_agg_generic *generic;	/* their callbacks */
 	struct wa_mem *mem;			/* where their states are counted */
+	bool		final_reads;	/* wa_acc_finalize leaves the accumulator
+								 * as it was: no generic->final_writes */
 } wa_agg_layout;
 
 /*

@@ -212,6 +212,7 @@ wa_engine_create(const wa_config *config)
 	e->offsets = wa_mem_alloc(&e->mem, sizeof(uint32_t) * (config->n_aggs + 1));
 	wa_agg_layout_init(&e->layout, config->n_aggs, e->aggs, e->offsets);
 	e->layout.generic = config->generic;
+	e->layout.final_reads = config->generic == NULL || !config->generic->final_writes;
 	e->layout.mem = &e->mem;
 	e->stride = WA_SLICE_HEADER + e->layout.acc_size;
 	e->scratch = wa_mem_alloc(&e->mem, e->layout.acc_size);

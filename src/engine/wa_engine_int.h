@@ -204,19 +204,19 @@ pane_key(const wa_engine *e, const keystate *k, wa_key *out)
 /*
  * The value of window [ws, ws + size_s) of key k, whose first slice (>= ws)
  * is at position pos: the accumulator of that slice itself when it is the
- * window's only one, else the window's slices merged into e->scratch.
- * Finalizing only reads an accumulator, and copying one can cost more
- * than the whole window (a generic aggregate's state is copied through
- * its combine function: an hll sketch's 128 kB), so a tumbling window
- * made of one slice is never copied.  The pointer is valid until the
- * engine changes the key's slices.
+ * window's only one and finalizing leaves it as it was (final_reads),
+ * else the window's slices merged into e->scratch.  Copying an
+ * accumulator can cost more than the whole window (a generic aggregate's
+ * state is copied through its combine function: an hll sketch's 128 kB),
+ * so a tumbling window made of one slice is not copied where it need not
+ * be.  The pointer is valid until the engine changes the key's slices.
  */
 static inline const void *
 merge_window(wa_engine *e, const keystate *k, uint32_t pos, wa_tick ws_end)
 {
 	uint32_t	n = 0;
 
-	if (pos < k->slices.count &&
+	if (e->layout.final_reads && pos < k->slices.count &&
 		wa_slices_index(&k->slices, e->stride, pos) < ws_end &&
 		(pos + 1 == k->slices.count ||
 		 wa_slices_index(&k->slices, e->stride, pos + 1) >= ws_end))

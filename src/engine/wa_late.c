@@ -41,12 +41,21 @@ late_emit(wa_engine *e, late_window *w)
 	const spec *sp = &e->specs[w->window];
 	const void *acc = NULL;
 
-	/* kept values and parents' kept values follow late data: see wa_kept.h */
+	/*
+	 * Kept values and parents' kept values follow late data: see wa_kept.h.
+	 * A kept value is finalized in place unless finalizing may change it.
+	 */
 	if (k->kept != NULL)
 		acc = wa_kept_get(&k->kept[w->window], &e->layout,
 						  wa_kept_instance(w->start, sp->phase, sp->slide_s),
 						  w->start);
-	if (acc == NULL && sp->parent >= 0)
+	if (acc != NULL && !e->layout.final_reads)
+	{
+		wa_acc_release(&e->layout, e->scratch);
+		wa_acc_copy(&e->layout, e->scratch, acc);
+		acc = e->scratch;
+	}
+	else if (acc == NULL && sp->parent >= 0)
 		acc = merge_from_parent(e, k, w->window, w->start);
 	else if (acc == NULL)
 		acc = merge_window(e, k,

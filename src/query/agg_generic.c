@@ -600,6 +600,8 @@ wa_generic_create(const WaAggQuery *q)
 		if (g->first_generic < 0)
 			g->first_generic = i;
 		g->aggs[i] = generic_agg_init(g, &q->aggs[i]);
+		if (q->aggs[i].final_writes)
+			g->callbacks.final_writes = true;
 	}
 	g->callbacks.arg = g;
 	g->callbacks.transition = generic_transition;

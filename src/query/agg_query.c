@@ -217,6 +217,19 @@ wa_aggregate_name_is_idempotent(const char *name)
 		name_in(name, idempotent_hll, lengthof(idempotent_hll));
 }
 
+/* Is function fn a member of the extension named ext_name? */
+static bool
+is_extension_function(Oid fn, const char *ext_name)
+{
+	Oid			ext = getExtensionOfObject(ProcedureRelationId, fn);
+	char	   *name;
+
+	if (!OidIsValid(ext))
+		return false;
+	name = get_extension_name(ext);
+	return name != NULL && strcmp(name, ext_name) == 0;
+}
+
 /*
  * For a query's aggregate: a built-in one of the list, by name in
  * pg_catalog, or any aggregate whose combine function is the hll
@@ -227,20 +240,40 @@ wa_aggregate_name_is_idempotent(const char *name)
 static bool
 is_idempotent_aggregate(Oid aggfnoid, const char *name, Oid combinefn)
 {
-	Oid			ext;
-	char	   *ext_name;
+	char	   *combine_name;
 
 	if (get_func_namespace(aggfnoid) == PG_CATALOG_NAMESPACE &&
 		name_in(name, idempotent_builtins, lengthof(idempotent_builtins)))
 		return true;
-	if (!OidIsValid(combinefn) ||
-		strcmp(get_func_name(combinefn), HLL_UNION_COMBINE) != 0)
+	if (!OidIsValid(combinefn))
 		return false;
-	ext = getExtensionOfObject(ProcedureRelationId, combinefn);
-	if (!OidIsValid(ext))
+	/* NULL if it was dropped meanwhile */
+	combine_name = get_func_name(combinefn);
+	return combine_name != NULL &&
+		strcmp(combine_name, HLL_UNION_COMBINE) == 0 &&
+		is_extension_function(combinefn, HLL_EXTENSION_NAME);
+}
+
+/*
+ * May the final function change the internal state it is given, though
+ * it says it does not (FINALFUNC_MODIFY READ_ONLY, the default)?  Nothing
+ * checks what a C function does, and some change their state to answer:
+ * the tdigest extension's compact the digest they read, which then
+ * differs from one that has seen the same values without being read.
+ * PostgreSQL finalizes a group's state once; windowagg finalizes a slice
+ * for every pane of its windows, late panes too, so only the final
+ * functions of PostgreSQL's own aggregates and of hll are trusted to
+ * leave an internal state as it was.  States of other types are values
+ * that PostgreSQL itself passes to final functions as they are.
+ */
+static bool
+final_may_write_internal_state(Oid transtype, Oid finalfn, char finalmodify)
+{
+	if (transtype != INTERNALOID || !OidIsValid(finalfn) ||
+		finalmodify != AGGMODIFY_READ_ONLY)
 		return false;
-	ext_name = get_extension_name(ext);
-	return ext_name != NULL && strcmp(ext_name, HLL_EXTENSION_NAME) == 0;
+	return get_func_namespace(finalfn) != PG_CATALOG_NAMESPACE &&
+		!is_extension_function(finalfn, HLL_EXTENSION_NAME);
 }
 
 /*
@@ -280,6 +313,8 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 	Oid			combinefn;
 	bool		serializes;
 	Oid			transtype;
+	Oid			finalfn;
+	char		finalmodify;
 
 	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
 	if (!HeapTupleIsValid(tuple))
@@ -289,6 +324,8 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 	combinefn = form->aggcombinefn;
 	serializes = OidIsValid(form->aggserialfn) && OidIsValid(form->aggdeserialfn);
 	transtype = form->aggtranstype;
+	finalfn = form->aggfinalfn;
+	finalmodify = form->aggfinalmodify;
 	ReleaseSysCache(tuple);
 
 	col->kind = WA_AGG_GENERIC;
@@ -310,6 +347,7 @@ map_generic(Aggref *aggref, const char *name, WaAggColumn *col)
 		return;
 	}
 	col->idempotent = is_idempotent_aggregate(aggref->aggfnoid, name, combinefn);
+	col->final_writes = final_may_write_internal_state(transtype, finalfn, finalmodify);
 	if (combines && combine_concatenates(combinefn))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -203,6 +203,7 @@ typedef struct WaAggColumn
 	bool		variadic;
 	bool		distinct;		/* over DISTINCT values (agg_distinct.c) */
 	bool		idempotent;		/* see wa_agg_spec */
+	bool		final_writes;	/* see wa_agg_spec */
 } WaAggColumn;
 
 /*

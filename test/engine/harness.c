@@ -507,6 +507,7 @@ test_generic_init(wa_agg_generic *generic, const wa_agg_spec *aggs)
 	generic->copy = test_copy;
 	generic->final = test_final;
 	generic->release = test_release;
+	generic->final_writes = false;
 }
 
 wa_agg_kind
