@@ -34,8 +34,11 @@ FROM (SELECT (random() * 999)::int AS k,
              random() * 100 AS v
       FROM generate_series(1, :events) i) e;
 CREATE TABLE hop_events AS SELECT * FROM events WHERE id <= :hop_events;
+-- hopping windows over sketches: a smaller table (see run.sh)
+CREATE TABLE hop_sketch_events AS SELECT * FROM events WHERE id <= :hop_sketch_events;
 VACUUM ANALYZE events;
 VACUUM ANALYZE hop_events;
+VACUUM ANALYZE hop_sketch_events;
 
 -- seconds to run a query and discard its rows (timed() is bench/timed.sql)
 CREATE FUNCTION timed_rows(q text, runs int DEFAULT 3) RETURNS float8 LANGUAGE sql
@@ -94,21 +97,25 @@ BEGIN
 END
 $f$;
 
-CREATE FUNCTION hopping_case(name text, agg text) RETURNS text
+CREATE FUNCTION hopping_case(name text, agg text, result_type text DEFAULT 'numeric',
+                             source text DEFAULT 'hop_events') RETURNS text
 LANGUAGE plpgsql AS $f$
+DECLARE
+    n bigint;
 BEGIN
-    RETURN report(name, (SELECT count(*) FROM hop_events),
+    EXECUTE format('SELECT count(*) FROM %I', source) INTO n;
+    RETURN report(name, n,
         timed_rows(format($q$SELECT * FROM windowagg.aggregate(
-                  'SELECT k, %s AS s FROM hop_events GROUP BY k',
+                  'SELECT k, %s AS s FROM %I GROUP BY k',
                   'ts', ARRAY[windowagg.hopping('60 min', '1 min')], bound => '5 s')
-                AS (k int, ws timestamptz, we timestamptz, s numeric, pane text, rev bigint)$q$,
-                agg)),
+                AS (k int, ws timestamptz, we timestamptz, s %s, pane text, rev bigint)$q$,
+                agg, source, result_type)),
         timed_rows(format($q$SELECT k, ws, %s
-                 FROM hop_events,
+                 FROM %I,
                       generate_series(date_bin('1 min', ts, timestamptz '1970-01-01+00') - interval '59 min',
                                       date_bin('1 min', ts, timestamptz '1970-01-01+00'),
                                       interval '1 min') ws
-                 GROUP BY 1, 2$q$, agg), 2));
+                 GROUP BY 1, 2$q$, agg, source), 2));
 END
 $f$;
 
@@ -126,6 +133,14 @@ BEGIN
     -- numeric(12,2): sums as fixed-point integers, on a kernel
     RETURN NEXT tumbling_case('tumbling_1h_sum_numeric_12_2', 'sum(price) AS s', 's numeric');
     RETURN NEXT hopping_case('hopping_60m_1m_sum_numeric_12_2', 'sum(price)');
+    -- sketches: each window merges sketches, where the join adds rows
+    IF (SELECT count(*) = 2 FROM pg_extension WHERE extname IN ('hll', 'tdigest')) THEN
+        RETURN NEXT hopping_case('hopping_60m_1m_tdigest_p99', 'tdigest_percentile(v, 100, 0.99)',
+                                 'float8', 'hop_sketch_events');
+        RETURN NEXT hopping_case('hopping_60m_1m_hll',
+                                 'hll_cardinality(hll_add_agg(hll_hash_integer(u)))',
+                                 'float8', 'hop_sketch_events');
+    END IF;
     RETURN NEXT replace(replace(report('generic_vs_kernel_sum_float8', (SELECT count(*) FROM events),
         timed_rows($q$SELECT * FROM windowagg.aggregate(
                   'SELECT k, sum(v) AS s FROM events GROUP BY k',
