@@ -15,7 +15,8 @@ SELECT make_events('ev_s', 4000, 3, 2, 15, 23, 400, 0.17);
 -- set of windows (sizes[i] every slides[i]); with hll_only, the hll
 -- aggregate alone, which merges idempotently: the coverage plan may then
 -- merge windows from overlapping ones.
-CREATE FUNCTION check_sketches(sizes bigint[], slides bigint[], hll_only boolean DEFAULT false)
+CREATE FUNCTION check_sketches(sizes bigint[], slides bigint[], hll_only boolean DEFAULT false,
+                               hll_args text DEFAULT '')
 RETURNS TABLE (windows bigint, late_panes bigint, hll_equal bigint, hll_exact bigint,
                p50_within_2pct bigint, p99_within_2pct bigint, digest_p50_within_2pct bigint,
                digest_count_exact bigint)
@@ -33,8 +34,8 @@ BEGIN
         SELECT DISTINCT ON (k, ws, we) k, ws, we, distinct_v, NULL::float8 AS p50,
                NULL::float8 AS p99, NULL::float8 AS digest_p50, NULL::bigint AS digest_count
         FROM windowagg.aggregate(
-            $q$SELECT k, hll_cardinality(hll_add_agg(hll_hash_integer(v))) AS distinct_v
-               FROM ev_s GROUP BY k$q$,
+            format($q$SELECT k, hll_cardinality(hll_add_agg(hll_hash_integer(v)%s)) AS distinct_v
+                      FROM ev_s GROUP BY k$q$, hll_args),
             't', wins, bound => 20, lateness => 60, arrival_order => 'id')
           AS (k int, ws bigint, we bigint, distinct_v float8, pane text, rev bigint)
         ORDER BY k, ws, we, rev DESC;
@@ -59,19 +60,20 @@ BEGIN
     END IF;
     -- the median's bounds: 2% in rank either side, or one value where a
     -- window has fewer than 50 (a quantile's granularity)
+    EXECUTE format($q$
     CREATE TEMP TABLE want AS
     SELECT k, ws, we, distinct_v, exact_distinct, p97, p100, n_f,
            fs[1 + floor((0.5 - tol) * (n_f - 1))::int] AS p50_lo,
            fs[1 + ceil((0.5 + tol) * (n_f - 1))::int] AS p50_hi
     FROM (SELECT e.k, a.ws::bigint AS ws, a.we::bigint AS we,
-                 hll_cardinality(hll_add_agg(hll_hash_integer(e.v))) AS distinct_v,
+                 hll_cardinality(hll_add_agg(hll_hash_integer(e.v)%s)) AS distinct_v,
                  count(DISTINCT e.v) AS exact_distinct,
                  percentile_cont(0.97) WITHIN GROUP (ORDER BY e.f) AS p97,
                  max(e.f) AS p100, count(e.f) AS n_f,
                  array_agg(e.f ORDER BY e.f) FILTER (WHERE e.f IS NOT NULL) AS fs,
                  greatest(0.02, 1.0 / nullif(count(e.f), 0)) AS tol
           FROM acc a JOIN ev_s e USING (id) WHERE a.spec IS NOT NULL
-          GROUP BY e.k, a.spec, a.ws, a.we) w;
+          GROUP BY e.k, a.spec, a.ws, a.we) w$q$, hll_args);
     windows := (SELECT count(*) FROM want);
     late_panes := (SELECT count(*) FROM windowagg.aggregate(
         'SELECT k, count(*) AS n FROM ev_s GROUP BY k', 't',
@@ -111,6 +113,10 @@ SELECT * FROM check_sketches('{60}', '{20}');
 SELECT * FROM check_sketches('{40,120}', '{40,20}');
 -- hll alone merges idempotently: windows from overlapping parents
 SELECT * FROM check_sketches('{40,80,120}', '{20,40,40}', true);
+-- the same with sketches in their compressed (register) form from the
+-- first value on (log2m 11, regwidth 5, no explicit and no sparse form),
+-- whose unions merge registers
+SELECT * FROM check_sketches('{40,80,120}', '{20,40,40}', true, ', 11, 5, 0, 0');
 SELECT line FROM windowagg.explain(ARRAY[windowagg.hopping(40, 20), windowagg.hopping(80, 40),
                                          windowagg.hopping(120, 40)], '{hll_add_agg}') line
 WHERE line LIKE 'Window plan%';
@@ -153,6 +159,25 @@ INSERT INTO sk_src (k, t, v, f) SELECT k, t, v, f FROM ev_s WHERE id <= 700 ORDE
 SELECT windowagg.wait('sk');
 INSERT INTO sk_src (k, t, v, f) SELECT k, t, v, f FROM ev_s WHERE id BETWEEN 701 AND 2300 ORDER BY id;
 SELECT windowagg.wait('sk');
+-- live(): the open windows' sketches, read from the pipeline's shared
+-- memory by this backend, against GROUP BY over what they accepted so far
+CREATE TABLE ev_s_part AS SELECT * FROM ev_s WHERE id <= 2300;
+CREATE TEMP TABLE acc AS
+SELECT * FROM ref_accept('ev_s_part', '{60}', '{20}', '{0}', 20, 60);
+SELECT count(*) > 0 AS some_live,
+       count(*) FILTER (WHERE l.distinct_v IS NOT DISTINCT FROM w.distinct_v) = count(*) AS hll_as_group_by,
+       count(*) FILTER (WHERE l.p50 BETWEEN w.fs[1 + floor((0.5 - w.tol) * (w.n - 1))::int]
+                                        AND w.fs[1 + ceil((0.5 + w.tol) * (w.n - 1))::int]
+                           OR (l.p50 IS NULL AND w.n = 0)) = count(*) AS p50_within_2pct
+FROM windowagg.live('sk') AS l(k int, window_start bigint, window_end bigint,
+                               distinct_v float8, p50 float8, p99 float8)
+JOIN (SELECT e.k, a.ws::bigint AS ws,
+             hll_cardinality(hll_add_agg(hll_hash_integer(e.v))) AS distinct_v,
+             array_agg(e.f ORDER BY e.f) FILTER (WHERE e.f IS NOT NULL) AS fs,
+             count(e.f) AS n, greatest(0.02, 1.0 / nullif(count(e.f), 0)) AS tol
+      FROM acc a JOIN ev_s_part e USING (id) WHERE a.spec IS NOT NULL
+      GROUP BY 1, 2) w ON (w.k, w.ws) = (l.k, l.window_start);
+DROP TABLE acc, ev_s_part;
 SELECT windowagg.pause('sk');
 SELECT wait_for_status('sk', 'paused');
 SELECT windowagg.resume('sk');
@@ -187,7 +212,7 @@ SELECT line FROM windowagg.explain('sk_hll') line WHERE line LIKE 'Window plan%'
 SELECT windowagg.drop_pipeline('sk_hll', drop_tables => true);
 DROP TABLE acc, sk_src;
 
-DROP FUNCTION check_sketches(bigint[], bigint[], boolean);
+DROP FUNCTION check_sketches(bigint[], bigint[], boolean, text);
 DROP TABLE ev_s;
 DROP EXTENSION tdigest;
 DROP EXTENSION hll;
