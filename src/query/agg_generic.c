@@ -28,8 +28,11 @@
  * (agg_generic_state.c): a row costs its transition function, and a
  * state's serialization happens when the cache is written back, not per
  * row.  A final function only ever sees a value it may keep or change
- * when it says it changes it (FINALFUNC_MODIFY): the engine finalizes the
- * same window again for late panes.
+ * when it says it changes it (FINALFUNC_MODIFY), or when it is an
+ * internal state's final function that windowagg does not trust to leave
+ * its state as it was (WaAggColumn.final_writes: the engine then gives it
+ * a merged copy): the engine finalizes the same window again for late
+ * panes.
  *
  * src/query/agg_generic.c
  *
