@@ -240,6 +240,32 @@ SELECT count(*) AS differing FROM (
      EXCEPT SELECT * FROM g_fixed_got)) x;
 DROP TABLE g_fixed, g_fixed_got;
 
+-- Large sets of distinct values: one window of 15000 rows per key over
+-- about 10000 distinct values, each seen twice in a row, first with two
+-- digits after the point, then with four (equal values, told apart by
+-- their text): count and sum over DISTINCT values equal GROUP BY's, and
+-- of equal values a slice keeps the first it saw, so the sum has two
+-- digits after the point, as the sum of each value's first row has.
+CREATE TABLE g_many (id int, k int, t bigint, x numeric);
+INSERT INTO g_many
+SELECT i, (i / 2) % 2, i % 100,
+       CASE WHEN i % 2 = 0 THEN round(((i / 2) * 7919 % 10007) / 100.0, 2)
+            ELSE round(((i / 2) * 7919 % 10007) / 100.0, 2)::numeric(12,4) END
+FROM generate_series(2, 30001) i;
+SELECT w.k, w.n, w.s, w.n_text, (w.n, w.s, w.n_text) = (g.n, g.s, g.n_text) AS as_group_by,
+       w.s::text = f.s::text AS first_seen_kept
+FROM windowagg.aggregate('SELECT k, count(DISTINCT x) AS n, sum(DISTINCT x) AS s,
+                                 count(DISTINCT x::text) AS n_text
+                          FROM g_many GROUP BY k', 't', ARRAY[windowagg.tumbling(100)],
+                         arrival_order => 'id')
+  AS w(k int, ws bigint, we bigint, n bigint, s numeric, n_text bigint, pane text, rev bigint)
+JOIN (SELECT k, count(DISTINCT x) AS n, sum(DISTINCT x) AS s, count(DISTINCT x::text) AS n_text
+      FROM g_many GROUP BY k) g USING (k)
+JOIN (SELECT k, sum(x) AS s
+      FROM (SELECT DISTINCT ON (k, x) k, x FROM g_many ORDER BY k, x, id) d GROUP BY k) f USING (k)
+ORDER BY 1;
+DROP TABLE g_many;
+
 -- text min and max use the column's collation, as GROUP BY does: "C"
 -- orders upper case first, ICU's root collation lower case first, so the
 -- two columns' extremes differ (the control: a mix-up shows in lo/hi)

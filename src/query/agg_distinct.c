@@ -14,9 +14,15 @@
  * needed.  Values are ordered and told apart by the type's default btree
  * ordering, in the aggregate's input collation.
  *
- * A set is kept as a sorted array of Datums (by-reference values copied
- * into the set's memory context), and as bytes: a header, then each value
- * (a Datum, the type's fixed bytes, or a flat varlena), MAXALIGNed.
+ * A set is kept as an array of Datums (by-reference values copied into
+ * the set's memory context): a sorted run of distinct values, then the
+ * values added since, in the order they came, each absent from the run.
+ * Inserting each new value into the run would cost time quadratic in a
+ * slice's distinct values (a million users an hour); instead the
+ * newcomers are sorted and merged into the run once they are as many as
+ * the run holds, and before anything reads the set, so a value costs
+ * O(log n) amortized.  As bytes, a set is a header, then each value (a
+ * Datum, the type's fixed bytes, or a flat varlena), MAXALIGNed, sorted.
  *
  * src/query/agg_distinct.c
  *
@@ -33,12 +39,21 @@
 
 struct WaDistinctSet
 {
-	int			n;
+	int			n;				/* values[0 .. n): sorted, distinct */
+	int			pending;		/* values[n .. n + pending): added since, in
+								 * arrival order, none of them in the run */
 	int			capacity;
 	bool		saw_null;		/* a NULL input: one value of its own */
-	Datum	   *values;			/* sorted, distinct */
+	Datum	   *values;
 	MemoryContext cxt;			/* where values and copies live */
 };
+
+/* A newcomer and its place in arrival order, for a stable sort. */
+typedef struct PendingValue
+{
+	Datum		value;
+	int			seq;
+} PendingValue;
 
 /* The bytes of a set: this header, then the values. */
 typedef struct DistinctImage
@@ -97,59 +112,123 @@ compare(GenericAgg *a, Datum x, Datum y)
 	return DatumGetInt32(FunctionCallInvoke(call));
 }
 
-/* Position of the first value >= v; *found if it equals v. */
-static int
-search(GenericAgg *a, const WaDistinctSet *set, Datum v, bool *found)
+/* Is v in the sorted run? */
+static bool
+in_run(GenericAgg *a, const WaDistinctSet *set, Datum v)
 {
 	int			lo = 0;
 	int			hi = set->n;
 
-	*found = false;
-	/* values mostly arrive in no order, but sets are small: bisect */
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
 		int			c = compare(a, set->values[mid], v);
 
 		if (c == 0)
-		{
-			*found = true;
-			return mid;
-		}
+			return true;
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	return false;
 }
 
-/* Insert v (copied into the set's memory) at pos. */
+static int
+compare_pending(const void *x, const void *y, void *arg)
+{
+	const PendingValue *px = x;
+	const PendingValue *py = y;
+	int			c = compare((GenericAgg *) arg, px->value, py->value);
+
+	if (c != 0)
+		return c;
+	return px->seq < py->seq ? -1 : px->seq > py->seq;
+}
+
+/*
+ * Merge the newcomers into the run: sorted, of equal ones the first that
+ * came kept (the run's values came before any newcomer), in time
+ * O(p log p + n) for p newcomers.  The set holds the same values after
+ * as before, so a set that is read only is normalized too.
+ */
 static void
-insert_at(GenericAgg *a, WaDistinctSet *set, int pos, Datum v)
+normalize(GenericAgg *a, WaDistinctSet *set)
+{
+	MemoryContext old;
+	PendingValue *sorted;
+	Datum	   *merged;
+	int			p = set->pending;
+	int			q = 0;
+	int			n = 0;
+	int			i = 0;
+	int			j = 0;
+
+	if (p == 0)
+		return;
+	old = MemoryContextSwitchTo(set->cxt);
+	sorted = palloc(sizeof(PendingValue) * p);
+	for (int k = 0; k < p; k++)
+	{
+		sorted[k].value = set->values[set->n + k];
+		sorted[k].seq = k;
+	}
+	/* the comparisons are the type's code, and sets may be large */
+	CHECK_FOR_INTERRUPTS();
+	qsort_arg(sorted, p, sizeof(PendingValue), compare_pending, a);
+	/* of equal newcomers, the first that came */
+	for (int k = 0; k < p; k++)
+	{
+		if (q > 0 && compare(a, sorted[q - 1].value, sorted[k].value) == 0)
+		{
+			if (!a->argbyval)
+				pfree(DatumGetPointer(sorted[k].value));
+			continue;
+		}
+		sorted[q++] = sorted[k];
+	}
+	/* no newcomer is in the run (wa_distinct_add): a plain merge */
+	merged = palloc(sizeof(Datum) * ((Size) set->n + q + 1));
+	while (i < set->n || j < q)
+	{
+		if ((n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (j == q ||
+			(i < set->n && compare(a, set->values[i], sorted[j].value) < 0))
+			merged[n++] = set->values[i++];
+		else
+			merged[n++] = sorted[j++].value;
+	}
+	pfree(sorted);
+	pfree(set->values);
+	set->values = merged;
+	set->n = n;
+	set->pending = 0;
+	set->capacity = n + 1;
+	MemoryContextSwitchTo(old);
+}
+
+/* Append v (copied into the set's memory) to the newcomers. */
+static void
+append_pending(GenericAgg *a, WaDistinctSet *set, Datum v)
 {
 	MemoryContext old = MemoryContextSwitchTo(set->cxt);
 
-	if (set->n == set->capacity)
+	if (set->n + set->pending == set->capacity)
 	{
 		set->capacity = set->capacity ? set->capacity * 2 : 8;
 		set->values = set->values == NULL ?
 			palloc(sizeof(Datum) * set->capacity) :
 			repalloc(set->values, sizeof(Datum) * set->capacity);
 	}
-	memmove(&set->values[pos + 1], &set->values[pos],
-			sizeof(Datum) * (set->n - pos));
-	set->values[pos] = a->argbyval ? v : datumCopy(v, false, a->arglen);
-	set->n++;
+	set->values[set->n + set->pending] = a->argbyval ? v : datumCopy(v, false, a->arglen);
+	set->pending++;
 	MemoryContextSwitchTo(old);
 }
 
 void
 wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
 {
-	bool		found;
-	int			pos;
-
 	if (isnull)
 	{
 		set->saw_null = true;
@@ -158,9 +237,21 @@ wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
 	/* the value itself, not a pointer into the table's TOAST data */
 	if (a->arglen == -1)
 		v = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(v)));
-	pos = search(a, set, v, &found);
-	if (!found)
-		insert_at(a, set, pos, v);
+	if (in_run(a, set, v))
+		return;
+	append_pending(a, set, v);
+	/* newcomers as many as the run: merge them (amortized O(log n) each) */
+	if (set->pending >= 64 && set->pending >= set->n)
+		normalize(a, set);
+}
+
+/* A set read as it stands: sorted, nothing pending. */
+static const WaDistinctSet *
+settled(GenericAgg *a, const WaDistinctSet *set)
+{
+	if (set->pending > 0)
+		normalize(a, unconstify(WaDistinctSet *, set));
+	return set;
 }
 
 /*
@@ -177,6 +268,8 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 	int			i = 0;
 	int			j = 0;
 
+	settled(a, dst);
+	settled(a, src);
 	dst->saw_null |= src->saw_null;
 	if (src->n == 0)
 		return;
@@ -212,13 +305,14 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 		pfree(dst->values);
 	dst->values = merged;
 	dst->n = dst->capacity = n;
+	dst->pending = 0;
 	MemoryContextSwitchTo(old);
 }
 
 int
-wa_distinct_count(const WaDistinctSet *set)
+wa_distinct_count(GenericAgg *a, const WaDistinctSet *set)
 {
-	return set->n;
+	return settled(a, set)->n;
 }
 
 bool
@@ -229,8 +323,9 @@ wa_distinct_saw_null(const WaDistinctSet *set)
 
 /* The i-th value in the type's order (0 <= i < wa_distinct_count). */
 Datum
-wa_distinct_value(const WaDistinctSet *set, int i)
+wa_distinct_value(GenericAgg *a, const WaDistinctSet *set, int i)
 {
+	settled(a, set);
 	Assert(i >= 0 && i < set->n);
 	return set->values[i];
 }
@@ -253,6 +348,7 @@ wa_distinct_serialize(GenericAgg *a, const WaDistinctSet *set)
 	char	   *image;
 	char	   *p;
 
+	settled(a, set);
 	for (int i = 0; i < set->n; i++)
 		size += value_size(a, set->values[i]);
 	if (size > MaxAllocSize)
@@ -326,7 +422,7 @@ wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set, bool *isnull)
 	FunctionCallInfo call = a->trans_call;
 	bool		no_value = a->initval_isnull;
 	Datum		state = a->initval;
-	int			n = set->n + (set->saw_null ? 1 : 0);
+	int			n = settled(a, set)->n + (set->saw_null ? 1 : 0);
 
 	*isnull = a->initval_isnull;
 	if (!a->initval_isnull && !a->transbyval)

@@ -233,9 +233,9 @@ extern void wa_distinct_union(GenericAgg *a, WaDistinctSet *dst,
 extern Datum wa_distinct_serialize(GenericAgg *a, const WaDistinctSet *set);
 extern WaDistinctSet *wa_distinct_deserialize(GenericAgg *a, const char *bytes);
 extern WaDistinctSet *wa_distinct_copy(GenericAgg *a, const WaDistinctSet *src);
-extern int	wa_distinct_count(const WaDistinctSet *set);
+extern int	wa_distinct_count(GenericAgg *a, const WaDistinctSet *set);
 extern bool wa_distinct_saw_null(const WaDistinctSet *set);
-extern Datum wa_distinct_value(const WaDistinctSet *set, int i);
+extern Datum wa_distinct_value(GenericAgg *a, const WaDistinctSet *set, int i);
 extern Datum wa_distinct_fold(GenericAgg *a, const WaDistinctSet *set,
 							  bool *isnull);
 

@@ -213,11 +213,11 @@ blob_to_portable(GenericAgg *a, const WaGenericBlob *b, StringInfo out)
 		case STATE_DISTINCT:
 			values = wa_distinct_deserialize(a, data);
 			initStringInfo(&set);
-			n = wa_distinct_count(values);
+			n = wa_distinct_count(a, values);
 			put_le32(&set, (uint32) n);
 			appendStringInfoChar(&set, wa_distinct_saw_null(values) ? 1 : 0);
 			for (int i = 0; i < n; i++)
-				put_sent(&set, a, wa_distinct_value(values, i));
+				put_sent(&set, a, wa_distinct_value(a, values, i));
 			put_le32(out, (uint32) set.len);
 			appendBinaryStringInfo(out, set.data, set.len);
 			return;
@@ -339,7 +339,7 @@ portable_to_value(GenericAgg *a, const char *data, uint32 len)
 
 				wa_distinct_add(a, set, receive(a, v, vlen), false);
 			}
-			if (p != end || wa_distinct_count(set) != (int) n)
+			if (p != end || wa_distinct_count(a, set) != (int) n)
 				corrupt_states(a, "a set of distinct values does not add up");
 			return wa_state_kept_form(a, PointerGetDatum(set));
 	}
