@@ -101,7 +101,16 @@ INSERT INTO g_aggs VALUES
   ('avg((v / 1000000.0)::numeric(18,18))::text', 'text'),
   ('sum((CASE WHEN v % 97 = 5 THEN ''NaN'' ELSE (v * 100000000000000)::text END)::numeric(18,0))::text', 'text'),
   ('avg((CASE WHEN v % 89 = 3 THEN ''NaN'' ELSE v::text END)::numeric(6,1))::text', 'text'),
-  ('sum((v / 7.0)::numeric(19,2))::text', 'text');
+  ('sum((v / 7.0)::numeric(19,2))::text', 'text'),
+  -- numeric without a typmod: the batch functions read it as fixed point
+  -- at the scale of its first value while every value has that scale (a
+  -- NaN has none), and start again on the generic path at the first that
+  -- does not (another scale late in the stream, an infinity)
+  ('sum(round(v::numeric / 7, 3))::text', 'text'),
+  ('avg(round(v::numeric / 7, 3))::text', 'text'),
+  ('sum((CASE WHEN v % 101 = 7 THEN ''NaN'' ELSE round(v::numeric, 2)::text END)::numeric)::text', 'text'),
+  ('sum(CASE WHEN id = 4000 THEN round(v::numeric / 7, 4) ELSE round(v::numeric / 7, 3) END)::text', 'text'),
+  ('avg((CASE WHEN id = 3000 THEN ''Infinity'' ELSE round(v::numeric, 2)::text END)::numeric)::text', 'text');
 
 -- Compare every window's last pane with GROUP BY over its accepted rows;
 -- returns the counts that show the comparison was not vacuous, and the
@@ -200,6 +209,18 @@ SELECT * FROM check_generic('{40,80,120}', '{20,40,40}', '{0,0,0}', 20, 60,
 -- no lateness: every late row is dropped
 SELECT * FROM check_generic('{30}', '{10}', '{5}', 10, 0,
                             '{"sum(v::numeric / 7)","g_sumsq(v)","count(*) FILTER (WHERE f > 0)"}');
+
+-- numerics of one scale, on the decimal kernels: tumbling and hopping
+SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
+  '{"sum(round(v::numeric / 7, 3))::text","avg(round(v::numeric / 7, 3))::text","sum((CASE WHEN v % 101 = 7 THEN ''NaN'' ELSE round(v::numeric, 2)::text END)::numeric)::text"}');
+SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
+  '{"sum(round(v::numeric / 7, 3))::text","avg(round(v::numeric / 7, 3))::text"}');
+-- a value of another scale, or an infinity, late in the stream: the call
+-- starts again on the generic path, and its output is that path's alone
+SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
+  '{"sum(CASE WHEN id = 4000 THEN round(v::numeric / 7, 4) ELSE round(v::numeric / 7, 3) END)::text","sum(round(v::numeric / 7, 3))::text"}');
+SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
+  '{"avg((CASE WHEN id = 3000 THEN ''Infinity'' ELSE round(v::numeric, 2)::text END)::numeric)::text"}');
 
 -- sum and avg over numeric(p, s) at the ends of 18 digits (20 of the
 -- largest add up past bigint), zeros, negatives, NULLs and NaN: each

@@ -51,6 +51,7 @@ typedef struct BatchRun
 	int			n_inputs;
 	wa_value   *inputs;
 	int64		arrival;		/* ordinal of the current row */
+	bool		guess_failed;	/* a row did not fit a guessed scale */
 
 	Tuplestorestate *tupstore;
 	TupleDesc	tupdesc;
@@ -235,7 +236,12 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 		return true;
 	}
 
-	wa_row_inputs(q, slot, run->inputs);
+	/* a value that does not fit a guessed scale: stop, to start again */
+	if (!wa_row_inputs(q, slot, run->inputs))
+	{
+		run->guess_failed = true;
+		return false;
+	}
 
 	old = MemoryContextSwitchTo(run->row_context);
 	wa_key_encode(&run->codec, slot->tts_values, slot->tts_isnull, &key);
@@ -379,48 +385,32 @@ wa_start_result(ReturnSetInfo *rsinfo)
 
 /* ---------- the run ---------- */
 
-static void
-batch_run(FunctionCallInfo fcinfo, bool want_dropped)
+static WaAggQuery *
+parse_batch_query(FunctionCallInfo fcinfo, bool guess_numeric_scales)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	BatchRun   *run = palloc0(sizeof(BatchRun));
+	return wa_agg_query_parse_batch(PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)),
+									PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
+									guess_numeric_scales);
+}
+
+/*
+ * Run the engine over the rows of run->query, emitting into the
+ * tuplestore; false if a value proved a guessed scale wrong, and the run
+ * stopped there.
+ */
+static bool
+stream_rows(BatchRun *run, int64 bound, int64 lateness)
+{
 	BatchReceiver receiver;
 	SPIExecuteOptions options;
 	wa_config	config;
 	wa_allocator allocator;
-	TupleDesc	ours;
 	MemoryContext engine_context;
-	int64		bound;
-	int64		lateness;
 	int			ret;
 
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("windows must not be null")));
-	run->want_dropped = want_dropped;
-	run->query = wa_agg_query_parse(PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)),
-									PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)),
-									PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
-									NULL);
-	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(2), &run->windows);
-	wa_window_set_check_domain(&run->windows, run->query);
-	bound = wa_duration_arg(fcinfo, 3, "bound", run->query->domain);
-	lateness = wa_duration_arg(fcinfo, 4, "lateness", run->query->domain);
-	run->window_type = run->query->domain == WA_TIME_INTEGER ? INT8OID :
-		run->query->event_time_type;
-	wa_window_range_init(&run->range, &run->windows, run->window_type);
-
-	ours = build_tupdesc(run);
-	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
-						want_dropped ? "dropped" : "aggregate");
-	wa_start_result(rsinfo);
-	run->tupstore = rsinfo->setResult;
-	run->tupdesc = rsinfo->setDesc;
-	run->out_values = palloc0(sizeof(Datum) * ours->natts);
-	run->out_nulls = palloc0(sizeof(bool) * ours->natts);
-	run->pane_on_time = CStringGetTextDatum("on_time");
-	run->pane_late = CStringGetTextDatum("late");
+	run->arrival = 0;
+	run->guess_failed = false;
 
 	/* the engine */
 	engine_context = AllocSetContextCreate(CurrentMemoryContext,
@@ -430,6 +420,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->row_context = AllocSetContextCreate(CurrentMemoryContext,
 											 "windowagg row",
 											 ALLOCSET_SMALL_SIZES);
+	run->row_allocs = 0;
 	wa_engine_allocator_init(&allocator, engine_context);
 	run->n_inputs = wa_agg_query_n_inputs(run->query);
 	run->inputs = palloc0(sizeof(wa_value) * (run->n_inputs + 1));
@@ -467,11 +458,64 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	SPI_finish();
 
 	/* end of input: every window fires */
-	wa_engine_flush(run->engine);
+	if (!run->guess_failed)
+		wa_engine_flush(run->engine);
 	wa_engine_destroy(run->engine);
 	wa_generic_done(run->generic);
 	MemoryContextDelete(engine_context);
 	MemoryContextDelete(run->row_context);
+	pfree(run->inputs);
+	return !run->guess_failed;
+}
+
+static void
+batch_run(FunctionCallInfo fcinfo, bool want_dropped)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BatchRun   *run = palloc0(sizeof(BatchRun));
+	TupleDesc	ours;
+	int64		bound;
+	int64		lateness;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("windows must not be null")));
+	run->want_dropped = want_dropped;
+	run->query = parse_batch_query(fcinfo, true);
+	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(2), &run->windows);
+	wa_window_set_check_domain(&run->windows, run->query);
+	bound = wa_duration_arg(fcinfo, 3, "bound", run->query->domain);
+	lateness = wa_duration_arg(fcinfo, 4, "lateness", run->query->domain);
+	run->window_type = run->query->domain == WA_TIME_INTEGER ? INT8OID :
+		run->query->event_time_type;
+	wa_window_range_init(&run->range, &run->windows, run->window_type);
+
+	ours = build_tupdesc(run);
+	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
+						want_dropped ? "dropped" : "aggregate");
+	wa_start_result(rsinfo);
+	run->tupstore = rsinfo->setResult;
+	run->tupdesc = rsinfo->setDesc;
+	run->out_values = palloc0(sizeof(Datum) * ours->natts);
+	run->out_nulls = palloc0(sizeof(bool) * ours->natts);
+	run->pane_on_time = CStringGetTextDatum("on_time");
+	run->pane_late = CStringGetTextDatum("late");
+
+	/*
+	 * Sums and averages of numerics without a fixed-point typmod are
+	 * guessed to have the scale of their first value, and run on the
+	 * decimal kernels (numeric_fixed.c); the first value that proves the
+	 * guess wrong stops the run, and the query runs again, with what it
+	 * emitted thrown away, on the generic path.
+	 */
+	if (!stream_rows(run, bound, lateness))
+	{
+		tuplestore_clear(run->tupstore);
+		run->query = parse_batch_query(fcinfo, false);
+		if (!stream_rows(run, bound, lateness))
+			elog(ERROR, "a batch run without guessed scales stopped early");
+	}
 }
 
 /*

@@ -390,7 +390,9 @@ worker_row(void *arg, TupleTableSlot *slot, int64 arrival, bool counts)
 	r->arrival = arrival;
 	r->t = t;
 	r->some_out_of_range = in_range == WA_IN_RANGE_SOME;
-	wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]);
+	/* a pipeline's query guesses no scale: every input fits */
+	if (!wa_row_inputs(q, slot, &w->inputs[w->n_batched * w->n_inputs]))
+		elog(ERROR, "a pipeline's input was read with a guessed scale");
 	old = MemoryContextSwitchTo(w->row_cxt);
 	/* generic aggregates read by-reference inputs after the scan moved on */
 	for (int j = 0; j < w->n_inputs; j++)

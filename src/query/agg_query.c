@@ -123,7 +123,8 @@ is_order_dependent_aggregate(const char *name)
  * line up with plain GROUP BY; false if there is none.
  */
 static bool
-map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
+map_kernel(Aggref *aggref, const char *name, WaAggColumn *col,
+		   bool guess_numeric_scales)
 {
 	Oid			in;
 
@@ -143,6 +144,10 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 	col->decimal_scale = in == NUMERICOID ?
 		wa_fixed_point_scale(exprTypmod((Node *) ((TargetEntry *) linitial(aggref->args))->expr)) :
 		-1;
+	/* any other numeric: at the scale of its first value (numeric_fixed.c) */
+	if (in == NUMERICOID && col->decimal_scale < 0 && guess_numeric_scales &&
+		(strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0))
+		col->decimal_scale = WA_SCALE_UNKNOWN;
 
 	if (strcmp(name, "count") == 0)
 		col->kind = WA_AGG_COUNT;
@@ -155,9 +160,11 @@ map_kernel(Aggref *aggref, const char *name, WaAggColumn *col)
 	else if (strcmp(name, "avg") == 0 && is_float_type(in))
 		col->kind = WA_AGG_AVG_FLOAT;
 	/* numeric(p, s) of up to 18 digits: exact in 64 bits (numeric_fixed.c) */
-	else if (strcmp(name, "sum") == 0 && col->decimal_scale >= 0)
+	else if (strcmp(name, "sum") == 0 &&
+			 (col->decimal_scale >= 0 || col->decimal_scale == WA_SCALE_UNKNOWN))
 		col->kind = WA_AGG_SUM_DECIMAL;
-	else if (strcmp(name, "avg") == 0 && col->decimal_scale >= 0)
+	else if (strcmp(name, "avg") == 0 &&
+			 (col->decimal_scale >= 0 || col->decimal_scale == WA_SCALE_UNKNOWN))
 		col->kind = WA_AGG_AVG_DECIMAL;
 	else if (strcmp(name, "min") == 0 && is_ordered_integer_like(in))
 		col->kind = WA_AGG_MIN_INT;
@@ -380,7 +387,7 @@ wa_check_aggregate_execute(Oid aggfnoid)
 }
 
 static void
-map_aggregate(Aggref *aggref, WaAggColumn *col)
+map_aggregate(Aggref *aggref, WaAggColumn *col, bool guess_numeric_scales)
 {
 	char	   *name = get_func_name(aggref->aggfnoid);
 
@@ -424,7 +431,7 @@ map_aggregate(Aggref *aggref, WaAggColumn *col)
 				 errdetail("Its result depends on the order of its input rows, which a window merged from slices does not keep."),
 				 errhint(WINDOW_ROWS_HINT, name)));
 
-	if (!map_kernel(aggref, name, col))
+	if (!map_kernel(aggref, name, col, guess_numeric_scales))
 		map_generic(aggref, name, col);
 }
 
@@ -592,7 +599,7 @@ add_aggregate(WaAggQuery *result, Aggref *aggref, const char *name,
 	WaAggColumn *col = &result->aggs[result->n_aggs];
 
 	col->name = pstrdup(name);
-	map_aggregate(aggref, col);
+	map_aggregate(aggref, col, result->guess_numeric_scales);
 	map_aggregate_inputs(aggref, col, inputs);
 	return result->n_aggs++;
 }
@@ -920,13 +927,29 @@ raw_source(RawStmt *raw)
 static WaAggQuery *parse_query(const char *query, const char *event_time,
 							   const char *arrival_order,
 							   const char *arrival_column,
-							   const RangeVar *source_as);
+							   const RangeVar *source_as,
+							   bool guess_numeric_scales);
 
 WaAggQuery *
 wa_agg_query_parse(const char *query, const char *event_time,
 				   const char *arrival_order, const char *arrival_column)
 {
-	return parse_query(query, event_time, arrival_order, arrival_column, NULL);
+	return parse_query(query, event_time, arrival_order, arrival_column, NULL,
+					   false);
+}
+
+/*
+ * For the batch functions, which may guess: sum and avg over a numeric
+ * without a fixed-point typmod then run on the decimal kernels, at the
+ * scale of the input's first value (numeric_fixed.c), until a value does
+ * not fit and the caller parses again without guessing.
+ */
+WaAggQuery *
+wa_agg_query_parse_batch(const char *query, const char *event_time,
+						 const char *arrival_order, bool guess_numeric_scales)
+{
+	return parse_query(query, event_time, arrival_order, NULL, NULL,
+					   guess_numeric_scales);
 }
 
 /*
@@ -938,7 +961,7 @@ WaAggQuery *
 wa_agg_query_parse_as(const char *query, const char *event_time,
 					  const RangeVar *source_as)
 {
-	return parse_query(query, event_time, NULL, NULL, source_as);
+	return parse_query(query, event_time, NULL, NULL, source_as, false);
 }
 
 RangeVar *
@@ -956,7 +979,7 @@ wa_agg_query_source_name(const char *query)
 static WaAggQuery *
 parse_query(const char *query, const char *event_time,
 			const char *arrival_order, const char *arrival_column,
-			const RangeVar *source_as)
+			const RangeVar *source_as, bool guess_numeric_scales)
 {
 	ErrorContextCallback errcallback;
 	WaAggQuery *result = palloc0(sizeof(WaAggQuery));
@@ -975,6 +998,7 @@ parse_query(const char *query, const char *event_time,
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("query must not be null")));
+	result->guess_numeric_scales = guess_numeric_scales;
 	errcallback.callback = query_error_callback;
 	errcallback.arg = (void *) query;
 	errcallback.previous = error_context_stack;
@@ -1065,12 +1089,15 @@ parse_query(const char *query, const char *event_time,
 	result->n_inputs = list_length(agg_inputs);
 	result->input_types = palloc0(sizeof(Oid) * (result->n_inputs + 1));
 	result->input_scales = palloc0(sizeof(int) * (result->n_inputs + 1));
+	result->input_guessed = palloc0(sizeof(bool) * (result->n_inputs + 1));
 	foreach(lc, agg_inputs)
 	{
 		AggInput   *input = lfirst(lc);
 
 		result->input_types[foreach_current_index(lc)] = exprType((Node *) input->expr);
 		result->input_scales[foreach_current_index(lc)] = input->scale;
+		result->input_guessed[foreach_current_index(lc)] =
+			input->scale == WA_SCALE_UNKNOWN;
 		row_tlist = lappend(row_tlist, row_column(result, copyObject(input->expr), &resno));
 	}
 	if (arrival_column != NULL)

@@ -132,17 +132,44 @@ wa_result_to_datum(const WaAggColumn *col, const wa_result *r, bool *isnull)
 }
 
 /*
- * The aggregate inputs of a row of the row query (keys, event time, then
- * each distinct aggregate input once) as engine values.
+ * A guessed input's scale is known: its first value's.  The query's
+ * decimal aggregates over it compute at that scale from now on.
  */
-void
+static void
+fix_guessed_scale(const WaAggQuery *q, int input, int scale)
+{
+	q->input_scales[input] = scale;
+	for (int i = 0; i < q->n_aggs; i++)
+		if (q->aggs[i].input == input &&
+			(q->aggs[i].kind == WA_AGG_SUM_DECIMAL ||
+			 q->aggs[i].kind == WA_AGG_AVG_DECIMAL))
+			q->aggs[i].decimal_scale = scale;
+}
+
+/*
+ * The aggregate inputs of a row of the row query (keys, event time, then
+ * each distinct aggregate input once) as engine values; false if a
+ * guessed input's value does not fit its guess (numeric_fixed.c), and
+ * the caller must compute the query another way.
+ */
+bool
 wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
 {
 	for (int j = 0; j < q->n_inputs; j++)
 	{
 		int			attno = q->n_keys + 1 + j;
 
-		if (q->input_scales[j] >= 0 && !slot->tts_isnull[attno])
+		if (q->input_guessed[j] && !slot->tts_isnull[attno])
+		{
+			int			scale = q->input_scales[j];
+
+			inputs[j].isnull = false;
+			if (!wa_numeric_guess_fixed(slot->tts_values[attno], &scale, &inputs[j]))
+				return false;
+			if (scale != q->input_scales[j])
+				fix_guessed_scale(q, j, scale);
+		}
+		else if (q->input_scales[j] >= 0 && !slot->tts_isnull[attno])
 		{
 			inputs[j].isnull = false;
 			wa_numeric_to_fixed(slot->tts_values[attno], q->input_scales[j],
@@ -152,6 +179,7 @@ wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot, wa_value *inputs)
 			wa_datum_to_value(q->input_types[j], slot->tts_values[attno],
 							  slot->tts_isnull[attno], &inputs[j]);
 	}
+	return true;
 }
 
 /* ---------- output columns ---------- */

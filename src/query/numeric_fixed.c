@@ -10,6 +10,13 @@
  * an exact int128, which then becomes the numeric PostgreSQL's own sum
  * would give: the same digits, with s of them after the point.
  *
+ * The batch functions read a numeric without such a typmod the same way,
+ * at the display scale of its first value, as long as every value has it
+ * and at most 18 digits (money in an untyped column, say, all with two
+ * digits after the point); the first that does not stops the call, which
+ * starts again with the aggregate on the generic path (commands/batch.c).
+ * PostgreSQL's sum of values of one display scale has that scale too.
+ *
  * Reading a numeric through numeric's functions (a multiplication and a
  * cast) costs more than the rest of an event's work, so the value is read
  * from its stored form, documented at the top of PostgreSQL's numeric.c
@@ -85,11 +92,14 @@ not_fixed_point(int scale)
 }
 
 /*
- * A numeric(p, s) value as value * 10^scale in out->i, or a NaN as f NaN
- * (wa_value's convention for the decimal kernels).
+ * Read d as value * 10^*scale into out->i, or a NaN as f NaN (wa_value's
+ * convention for the decimal kernels); false if it is not a number of
+ * *scale digits after the point and at most 18 digits in all (an
+ * infinity neither).  *scale WA_SCALE_UNKNOWN takes the value's own
+ * display scale, if it is at most 18 (a NaN leaves it unknown).
  */
-void
-wa_numeric_to_fixed(Datum d, int scale, wa_value *out)
+static bool
+read_fixed(Datum d, int *scale, wa_value *out)
 {
 	struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
 	const char *data = VARDATA_ANY(v);
@@ -101,21 +111,22 @@ wa_numeric_to_fixed(Datum d, int scale, wa_value *out)
 	Size		first_digit;
 	int			n_digits;
 	wa_int128	value = 0;
+	bool		fits = false;
 
 	out->f = 0.0;
+	out->i = 0;
 	if (len < sizeof(uint16))
-		not_fixed_point(scale);
+		goto done;
 	memcpy(&header, data, sizeof(header));
 	if ((header & FORM_MASK) == FORM_SPECIAL)
 	{
 		/* numeric(p, s) admits NaN, but not the infinities */
-		if ((header & SPECIAL_MASK) != SPECIAL_NAN)
-			not_fixed_point(scale);
-		out->i = 0;
-		out->f = get_float8_nan();
-		if ((Pointer) v != DatumGetPointer(d))
-			pfree(v);
-		return;
+		if ((header & SPECIAL_MASK) == SPECIAL_NAN)
+		{
+			out->f = get_float8_nan();
+			fits = true;
+		}
+		goto done;
 	}
 	if ((header & FORM_MASK) == FORM_SHORT)
 	{
@@ -131,28 +142,30 @@ wa_numeric_to_fixed(Datum d, int scale, wa_value *out)
 		int16		w;
 
 		if (len < sizeof(uint16) + sizeof(int16))
-			not_fixed_point(scale);
+			goto done;
 		negative = (header & FORM_MASK) == FORM_NEGATIVE;
 		dscale = header & LONG_DSCALE_MASK;
 		memcpy(&w, data + sizeof(uint16), sizeof(w));
 		weight = w;
 		first_digit = sizeof(uint16) + sizeof(int16);
 	}
-	if (dscale != scale)
-		not_fixed_point(scale);
+	if (*scale == WA_SCALE_UNKNOWN && dscale <= 18)
+		*scale = dscale;
+	if (dscale != *scale)
+		goto done;
 	n_digits = (int) ((len - first_digit) / sizeof(int16));
 	for (int i = 0; i < n_digits; i++)
 	{
 		int16		digit;
-		int			exponent = DIGIT_DECIMALS * (weight - i) + scale;
+		int			exponent = DIGIT_DECIMALS * (weight - i) + *scale;
 
 		memcpy(&digit, data + first_digit + i * sizeof(int16), sizeof(digit));
 		if (digit < 0 || digit >= DIGIT_BASE)
-			not_fixed_point(scale);
+			goto done;
 		if (digit == 0)
 			continue;
 		if (exponent > 18)
-			not_fixed_point(scale);
+			goto done;
 		if (exponent >= 0)
 			value += (wa_int128) digit * powers_of_ten[exponent];
 		else
@@ -160,15 +173,41 @@ wa_numeric_to_fixed(Datum d, int scale, wa_value *out)
 			/* digits past the scale: only zeros (dscale = scale says so) */
 			if (exponent <= -DIGIT_DECIMALS ||
 				digit % powers_of_ten[-exponent] != 0)
-				not_fixed_point(scale);
+				goto done;
 			value += digit / powers_of_ten[-exponent];
 		}
 		if (value > FIXED_LIMIT)
-			not_fixed_point(scale);
+			goto done;
 	}
 	out->i = (int64) (negative ? -value : value);
+	fits = true;
+done:
 	if ((Pointer) v != DatumGetPointer(d))
 		pfree(v);
+	return fits;
+}
+
+/*
+ * A numeric(p, s) value as value * 10^scale in out->i, or a NaN as f NaN;
+ * an error for anything else, which such a column cannot hold.
+ */
+void
+wa_numeric_to_fixed(Datum d, int scale, wa_value *out)
+{
+	if (!read_fixed(d, &scale, out))
+		not_fixed_point(scale);
+}
+
+/*
+ * A value of a numeric of any typmod, read as fixed point at *scale, the
+ * display scale of the first value read (*scale is WA_SCALE_UNKNOWN until
+ * then): false if it has another scale, or more than 18 digits, or is
+ * infinite, and the caller must then compute the aggregate another way.
+ */
+bool
+wa_numeric_guess_fixed(Datum d, int *scale, wa_value *out)
+{
+	return read_fixed(d, scale, out);
 }
 
 /*

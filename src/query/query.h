@@ -191,7 +191,9 @@ typedef struct WaAggColumn
 								 * inputs; -1 for count(*) */
 	Oid			result_type;
 	const char *sql_name;		/* "min", "count", ... for messages */
-	int			decimal_scale;	/* the decimal kinds: s of numeric(p, s) */
+	int			decimal_scale;	/* the decimal kinds: s of numeric(p, s), or
+								 * of the input's first value where it is
+								 * guessed (WA_SCALE_UNKNOWN until then) */
 
 	/* kind WA_AGG_GENERIC: a PostgreSQL aggregate (agg_generic.c) */
 	Oid			aggfnoid;
@@ -248,6 +250,10 @@ typedef struct WaAggQuery
 	int		   *input_scales;	/* -1, or s: the input is a numeric(p, s)
 								 * read as a fixed-point integer
 								 * (numeric_fixed.c) */
+	bool	   *input_guessed;	/* the batch functions: s is the scale of
+								 * the input's first value, and a value of
+								 * another makes wa_row_inputs false */
+	bool		guess_numeric_scales;	/* parse the batch functions' way */
 	char	   *row_query;		/* keys, event time, inputs, in order */
 	char	   *row_alias;		/* its columns are "<row_alias> 1", ... */
 	/* pipelines: row_query then also returns these (see agg_query.c) */
@@ -266,6 +272,10 @@ extern WaAggQuery *wa_agg_query_parse(const char *query,
 									  const char *event_time,
 									  const char *arrival_order,
 									  const char *arrival_column);
+extern WaAggQuery *wa_agg_query_parse_batch(const char *query,
+											const char *event_time,
+											const char *arrival_order,
+											bool guess_numeric_scales);
 extern WaAggQuery *wa_agg_query_parse_as(const char *query,
 										 const char *event_time,
 										 const RangeVar *source_as);
@@ -437,10 +447,14 @@ extern Datum wa_int128_to_numeric(wa_int128 value);
 
 /* ---------- numeric(p, s) as fixed point (numeric_fixed.c) ---------- */
 
+/* the scale of a guessed input before its first value */
+#define WA_SCALE_UNKNOWN (-2)
+
 extern int	wa_fixed_point_scale(int32 typmod);
 extern void wa_numeric_to_fixed(Datum d, int scale, wa_value *out);
+extern bool wa_numeric_guess_fixed(Datum d, int *scale, wa_value *out);
 extern Datum wa_fixed_to_numeric(wa_int128 value, int scale);
-extern void wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot,
+extern bool wa_row_inputs(const WaAggQuery *q, TupleTableSlot *slot,
 						  wa_value *inputs);
 
 /* ---------- GUCs (init.c) ---------- */
