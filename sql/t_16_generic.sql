@@ -222,6 +222,33 @@ SELECT * FROM check_generic('{60,20}', '{20,20}', '{0,0}', 20, 60,
 SELECT * FROM check_generic('{20}', '{20}', '{0}', 20, 60,
   '{"avg((CASE WHEN id = 3000 THEN ''Infinity'' ELSE round(v::numeric, 2)::text END)::numeric)::text"}');
 
+-- The second run resolves names as the first did, whatever the query's
+-- code did to search_path in between (here a function that says it is
+-- immutable, which a query with volatile functions would need to be: such
+-- a query is never run twice, so never guessed for)
+CREATE SCHEMA g_ua;
+CREATE SCHEMA g_ub;
+CREATE FUNCTION g_ua.g(numeric) RETURNS numeric IMMUTABLE LANGUAGE sql AS 'SELECT $1';
+CREATE FUNCTION g_ub.g(numeric) RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT 12345::bigint';
+CREATE FUNCTION g_flip(int) RETURNS boolean IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+    IF $1 = 2 THEN
+        PERFORM set_config('search_path', 'g_ub, public', false);
+    END IF;
+    RETURN true;
+END $$;
+CREATE TABLE g_sp (id int, k int, t bigint, x numeric);
+INSERT INTO g_sp VALUES (1, 1, 1, 1.25), (2, 1, 2, 2.50), (3, 1, 3, 2.345);
+SET search_path = g_ua, public;
+SELECT k, s, s2 FROM windowagg.aggregate(
+  'SELECT k, sum(g(x)) AS s, g(sum(x)) AS s2 FROM g_sp WHERE g_flip(id) GROUP BY k', 't',
+  ARRAY[windowagg.tumbling(10)], arrival_order => 'id')
+  AS (k int, ws bigint, we bigint, s numeric, s2 numeric, pane text, rev bigint);
+RESET search_path;
+DROP TABLE g_sp;
+DROP FUNCTION g_flip(int);
+DROP SCHEMA g_ua, g_ub CASCADE;
+
 -- sum and avg over numeric(p, s) at the ends of 18 digits (20 of the
 -- largest add up past bigint), zeros, negatives, NULLs and NaN: each
 -- window's values, as text, equal GROUP BY's

@@ -28,6 +28,7 @@
 #include "miscadmin.h"
 #include "tcop/dest.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
@@ -272,9 +273,40 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
+static pg_attribute_noreturn() void
+columns_changed(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the query's columns changed while windowagg ran it"),
+			 errdetail("A function or type the query names was replaced during the call."),
+			 errhint("Run the call again.")));
+}
+
+/*
+ * The row query's columns must be those its WaAggQuery reads: keys, event
+ * time, inputs.  They are, unless what its names resolve to changed since
+ * the query was parsed (a function dropped and made anew meanwhile, by
+ * another session or by the query's own code before a second run), and
+ * the values would then be read as what they are not.
+ */
 static void
 batch_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
+	const WaAggQuery *q = ((BatchReceiver *) self)->run->query;
+	int			n = q->n_keys + 1 + q->n_inputs;
+	bool		same = typeinfo->natts >= n;
+
+	for (int i = 0; same && i < n; i++)
+	{
+		Oid			want = i < q->n_keys ? q->keys[i].typid :
+			i == q->n_keys ? q->event_time_type :
+			q->input_types[i - q->n_keys - 1];
+
+		same = TupleDescAttr(typeinfo, i)->atttypid == want;
+	}
+	if (!same)
+		columns_changed();
 }
 
 static void
@@ -385,6 +417,18 @@ wa_start_result(ReturnSetInfo *rsinfo)
 
 /* ---------- the run ---------- */
 
+/* The columns a second parse of the query gives: those of the first. */
+static void
+check_same_columns(TupleDesc first, TupleDesc second)
+{
+	bool		same = first->natts == second->natts;
+
+	for (int i = 0; same && i < first->natts; i++)
+		same = TupleDescAttr(first, i)->atttypid == TupleDescAttr(second, i)->atttypid;
+	if (!same)
+		columns_changed();
+}
+
 static WaAggQuery *
 parse_batch_query(FunctionCallInfo fcinfo, bool guess_numeric_scales)
 {
@@ -476,13 +520,16 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	TupleDesc	ours;
 	int64		bound;
 	int64		lateness;
+	char	   *search_path = pstrdup(GetConfigOption("search_path", false, false));
+	int			nest_level;
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("windows must not be null")));
 	run->want_dropped = want_dropped;
-	run->query = parse_batch_query(fcinfo, true);
+	/* dropped() shows no aggregate: nothing to guess */
+	run->query = parse_batch_query(fcinfo, !want_dropped);
 	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(2), &run->windows);
 	wa_window_set_check_domain(&run->windows, run->query);
 	bound = wa_duration_arg(fcinfo, 3, "bound", run->query->domain);
@@ -511,10 +558,20 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	 */
 	if (!stream_rows(run, bound, lateness))
 	{
+		/*
+		 * Names resolve as they did for the first run, whatever the
+		 * query's code did to search_path meanwhile (batch_startup checks
+		 * the columns too).
+		 */
 		tuplestore_clear(run->tupstore);
+		nest_level = NewGUCNestLevel();
+		(void) set_config_option("search_path", search_path, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 		run->query = parse_batch_query(fcinfo, false);
+		check_same_columns(ours, build_tupdesc(run));
 		if (!stream_rows(run, bound, lateness))
 			elog(ERROR, "a batch run without guessed scales stopped early");
+		AtEOXact_GUC(true, nest_level);
 	}
 }
 

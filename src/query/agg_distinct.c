@@ -155,9 +155,10 @@ compare_pending(const void *x, const void *y, void *arg)
 static void
 normalize(GenericAgg *a, WaDistinctSet *set)
 {
-	MemoryContext old;
 	PendingValue *sorted;
 	Datum	   *merged;
+	Datum	   *old_values = set->values;
+	int			n_old = set->n;
 	int			p = set->pending;
 	int			q = 0;
 	int			n = 0;
@@ -166,29 +167,30 @@ normalize(GenericAgg *a, WaDistinctSet *set)
 
 	if (p == 0)
 		return;
-	old = MemoryContextSwitchTo(set->cxt);
-	sorted = palloc(sizeof(PendingValue) * p);
+
+	/*
+	 * The arrays in the set's memory; the comparisons (the type's code) in
+	 * the caller's, which it resets.  Nothing of the set changes until the
+	 * merge is done, so an error on the way (a cancel, the comparison's
+	 * own) leaves it as it was.
+	 */
+	sorted = MemoryContextAlloc(set->cxt, sizeof(PendingValue) * p);
 	for (int k = 0; k < p; k++)
 	{
 		sorted[k].value = set->values[set->n + k];
 		sorted[k].seq = k;
 	}
-	/* the comparisons are the type's code, and sets may be large */
 	CHECK_FOR_INTERRUPTS();
 	qsort_arg(sorted, p, sizeof(PendingValue), compare_pending, a);
-	/* of equal newcomers, the first that came */
+	/* of equal newcomers, the first that came (the others: freed below) */
 	for (int k = 0; k < p; k++)
 	{
 		if (q > 0 && compare(a, sorted[q - 1].value, sorted[k].value) == 0)
-		{
-			if (!a->argbyval)
-				pfree(DatumGetPointer(sorted[k].value));
 			continue;
-		}
 		sorted[q++] = sorted[k];
 	}
 	/* no newcomer is in the run (wa_distinct_add): a plain merge */
-	merged = palloc(sizeof(Datum) * ((Size) set->n + q + 1));
+	merged = MemoryContextAlloc(set->cxt, sizeof(Datum) * ((Size) set->n + q + 1));
 	while (i < set->n || j < q)
 	{
 		if ((n & 1023) == 0)
@@ -199,13 +201,25 @@ normalize(GenericAgg *a, WaDistinctSet *set)
 		else
 			merged[n++] = sorted[j++].value;
 	}
-	pfree(sorted);
-	pfree(set->values);
 	set->values = merged;
 	set->n = n;
 	set->pending = 0;
 	set->capacity = n + 1;
-	MemoryContextSwitchTo(old);
+
+	/* the newcomers dropped as repeats of earlier ones: their copies */
+	if (!a->argbyval && q < p)
+	{
+		bool	   *kept = MemoryContextAllocZero(set->cxt, sizeof(bool) * p);
+
+		for (int k = 0; k < q; k++)
+			kept[sorted[k].seq] = true;
+		for (int k = 0; k < p; k++)
+			if (!kept[k])
+				pfree(DatumGetPointer(old_values[n_old + k]));
+		pfree(kept);
+	}
+	pfree(sorted);
+	pfree(old_values);
 }
 
 /* Append v (copied into the set's memory) to the newcomers. */
@@ -237,7 +251,10 @@ wa_distinct_add(GenericAgg *a, WaDistinctSet *set, Datum v, bool isnull)
 	/* the value itself, not a pointer into the table's TOAST data */
 	if (a->arglen == -1)
 		v = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(v)));
-	if (in_run(a, set, v))
+	/* in the run, or the newcomer just before (rows repeat values) */
+	if (in_run(a, set, v) ||
+		(set->pending > 0 &&
+		 compare(a, set->values[set->n + set->pending - 1], v) == 0))
 		return;
 	append_pending(a, set, v);
 	/* newcomers as many as the run: merge them (amortized O(log n) each) */
@@ -273,8 +290,8 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 	dst->saw_null |= src->saw_null;
 	if (src->n == 0)
 		return;
-	old = MemoryContextSwitchTo(dst->cxt);
-	merged = palloc(sizeof(Datum) * ((Size) dst->n + src->n));
+	/* the comparisons (the type's code) in the caller's memory */
+	merged = MemoryContextAlloc(dst->cxt, sizeof(Datum) * ((Size) dst->n + src->n));
 	while (i < dst->n || j < src->n)
 	{
 		int			c;
@@ -298,7 +315,13 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 		{
 			Datum		v = src->values[j++];
 
-			merged[n++] = a->argbyval ? v : datumCopy(v, false, a->arglen);
+			if (!a->argbyval)
+			{
+				old = MemoryContextSwitchTo(dst->cxt);
+				v = datumCopy(v, false, a->arglen);
+				MemoryContextSwitchTo(old);
+			}
+			merged[n++] = v;
 		}
 	}
 	if (dst->values != NULL)
@@ -306,7 +329,6 @@ wa_distinct_union(GenericAgg *a, WaDistinctSet *dst, const WaDistinctSet *src)
 	dst->values = merged;
 	dst->n = dst->capacity = n;
 	dst->pending = 0;
-	MemoryContextSwitchTo(old);
 }
 
 int

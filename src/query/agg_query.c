@@ -1025,6 +1025,13 @@ parse_query(const char *query, const char *event_time,
 	/* privileges are otherwise checked only when a query runs */
 	wa_check_query_permissions(q);
 	check_query_shape(q);
+	/*
+	 * A guess proved wrong runs the query again (numeric_fixed.c): not a
+	 * query whose volatile functions would then run twice, or give the
+	 * second run other rows.
+	 */
+	if (result->guess_numeric_scales && contain_volatile_functions((Node *) q))
+		result->guess_numeric_scales = false;
 
 	result->relid = rt_fetch(1, q->rtable)->relid;
 	result->inh = rt_fetch(1, q->rtable)->inh;
