@@ -273,7 +273,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-static pg_attribute_noreturn() void
+static pg_noreturn void
 columns_changed(void)
 {
 	ereport(ERROR,
