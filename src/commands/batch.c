@@ -417,11 +417,17 @@ wa_start_result(ReturnSetInfo *rsinfo)
 
 /* ---------- the run ---------- */
 
-/* The columns a second parse of the query gives: those of the first. */
+/*
+ * The columns a second parse of the query gives: those of the first, and
+ * the same event time (the windows were read for its type).
+ */
 static void
-check_same_columns(TupleDesc first, TupleDesc second)
+check_same_columns(const WaAggQuery *first_query, TupleDesc first,
+				   const WaAggQuery *second_query, TupleDesc second)
 {
-	bool		same = first->natts == second->natts;
+	bool		same = first->natts == second->natts &&
+		first_query->event_time_type == second_query->event_time_type &&
+		first_query->domain == second_query->domain;
 
 	for (int i = 0; same && i < first->natts; i++)
 		same = TupleDescAttr(first, i)->atttypid == TupleDescAttr(second, i)->atttypid;
@@ -522,6 +528,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	int64		lateness;
 	char	   *search_path = pstrdup(GetConfigOption("search_path", false, false));
 	int			nest_level;
+	WaAggQuery *first;
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -567,8 +574,9 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 		nest_level = NewGUCNestLevel();
 		(void) set_config_option("search_path", search_path, PGC_USERSET,
 								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		first = run->query;
 		run->query = parse_batch_query(fcinfo, false);
-		check_same_columns(ours, build_tupdesc(run));
+		check_same_columns(first, ours, run->query, build_tupdesc(run));
 		if (!stream_rows(run, bound, lateness))
 			elog(ERROR, "a batch run without guessed scales stopped early");
 		AtEOXact_GUC(true, nest_level);
