@@ -27,13 +27,13 @@ PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializer
 # pg_regress gets its own throwaway server, configured for windowagg
 REGRESS      = $(sort $(basename $(notdir $(wildcard sql/t_*.sql))))
 REGRESS_OPTS = --temp-config=$(srcdir)/test/windowagg.conf \
-               --temp-instance=./tmp_check --load-extension=$(EXTENSION)
+               --temp-instance=./tmp_check --load-extension=$(EXTENSION) --encoding=UTF8
 
 # isolation specs (concurrent writers), on a throwaway server of their own
 ISOLATION      = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --outputdir=./output_iso \
                  --temp-config=$(srcdir)/test/windowagg.conf \
-                 --temp-instance=./tmp_check_iso --load-extension=$(EXTENSION)
+                 --temp-instance=./tmp_check_iso --load-extension=$(EXTENSION) --encoding=UTF8
 
 # TAP tests (server restarts, several servers), with PostgreSQL's own
 # PostgreSQL::Test::Cluster
