@@ -192,16 +192,25 @@ wa_engine_create(const wa_config *config)
 	e->mem = mem;
 
 	e->n_windows = config->n_windows;
-	e->windows = wa_mem_alloc(&e->mem, sizeof(wa_window) * e->n_windows);
-	memcpy(e->windows, config->windows, sizeof(wa_window) * e->n_windows);
-	g = wa_config_slice_width(config, &origin0);
-	e->g = g;
-	e->base = wa_floor_mod(origin0, g);
 	e->kind = &wa_fixed_windows;
 	e->bound = config->bound;
 	e->lateness = config->lateness;
-
-	wa_specs_init(e, config);
+	if (e->n_windows > 0)
+	{
+		e->windows = wa_mem_alloc(&e->mem, sizeof(wa_window) * e->n_windows);
+		memcpy(e->windows, config->windows, sizeof(wa_window) * e->n_windows);
+		g = wa_config_slice_width(config, &origin0);
+		e->g = g;
+		e->base = wa_floor_mod(origin0, g);
+		wa_specs_init(e, config);
+	}
+	else
+	{
+		/* sessions only: no slice ever exists, the grid is the tick */
+		e->g = 1;
+		e->base = 0;
+		e->fire_step = WA_TICK_MAX;
+	}
 	e->byte_keys = config->byte_keys;
 	e->emit = config->emit;
 	e->emit_arg = config->emit_arg;
@@ -218,6 +227,7 @@ wa_engine_create(const wa_config *config)
 	e->scratch = wa_mem_alloc(&e->mem, e->layout.acc_size);
 	wa_acc_init(&e->layout, e->scratch);
 	e->results = wa_mem_alloc(&e->mem, sizeof(wa_result) * (config->n_aggs + 1));
+	wa_sessions_init(e, config);
 
 	wa_hashtab_init(&e->keys, &e->mem);
 	wa_heap_init(&e->key_deadlines);
@@ -694,6 +704,8 @@ wa_engine_advance(wa_engine *e, wa_tick wm)
 	while ((top = wa_heap_top(&e->key_deadlines)) != NULL &&
 		   top->deadline <= e->wm)
 		key_visit(e, (keystate *) top);
+	if (e->sessions.n > 0)
+		wa_sessions_advance(e);
 }
 
 void
@@ -721,11 +733,13 @@ wa_engine_flush(wa_engine *e)
 				e->dirty_keys_capacity * sizeof(keystate *));
 	e->dirty_keys = NULL;
 	e->dirty_keys_capacity = 0;
+	wa_sessions_reset(e);
 	/* the last pane's generic states */
 	wa_acc_release(&e->layout, e->scratch);
 
 	/* what wa_engine.h promises a flushed engine */
-	WA_ASSERT(e->stats.n_keys == 0 && e->stats.n_slices == 0);
+	WA_ASSERT(e->stats.n_keys == 0 && e->stats.n_slices == 0 &&
+			  e->stats.n_sessions == 0);
 	WA_ASSERT(e->mem.bytes == e->created_bytes);
 }
 
@@ -751,16 +765,21 @@ advance_on_event(wa_engine *e, int64_t t)
 		/* usual case: within the same slice, with nothing due */
 		if (wm < e->wm_next_edge &&
 			(key_top == NULL || key_top->deadline > wm) &&
-			(late_top == NULL || late_top->deadline > wm))
+			(late_top == NULL || late_top->deadline > wm) &&
+			(e->sessions.n == 0 || wa_sessions_deadline(e) > wm))
 			e->wm = wm;
 		else
 			wa_engine_advance(e, wm);
 	}
 }
 
-wa_ingest_result
-wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
-				 const wa_value *values)
+/*
+ * The fixed windows' part of wa_engine_ingest: everything but the
+ * watermark and the statistics of dropped and partial events.
+ */
+static inline wa_ingest_result
+ingest_fixed(wa_engine *e, const wa_key *key, int64_t t,
+			 const wa_value *values)
 {
 	int64_t		s = slice_of(e, t);
 	bool		any_accept;
@@ -772,8 +791,6 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	bool		new_slice;
 	wa_tick		deadline;
 	wa_tick		slice_end;
-
-	e->stats.events_in++;
 
 	/*
 	 * The windows of spec j containing slice s start at ws_last, ws_last -
@@ -803,13 +820,8 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 				all_accept = false;
 		}
 		if (!any_accept)
-		{
-			e->stats.events_dropped++;
 			return WA_INGEST_DROPPED;
-		}
 	}
-	if (!all_accept)
-		e->stats.events_partial++;
 
 	k = key_lookup_or_create(e, key);
 	/* nothing of k is due (else it would have been visited): catch up */
@@ -835,7 +847,6 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 					  wa_slices_acc(&k->slices, e->stride, k->slices.count - 1),
 					  values);
 		key_mark_dirty(e, k, s);
-		advance_on_event(e, t);
 		return WA_INGEST_ACCEPTED;
 	}
 
@@ -912,9 +923,49 @@ wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
 	}
 	if (deadline != k->node.deadline || k->node.pos < 0)
 		key_set_deadline(e, k, deadline);
-
-	advance_on_event(e, t);
 	return all_accept ? WA_INGEST_ACCEPTED : WA_INGEST_PARTIAL;
+}
+
+/* Both kinds' answers for one event: accepted only if by every window. */
+static inline wa_ingest_result
+combine_results(wa_ingest_result a, wa_ingest_result b)
+{
+	if (a == b)
+		return a;
+	return WA_INGEST_PARTIAL;
+}
+
+wa_ingest_result
+wa_engine_ingest(wa_engine *e, const wa_key *key, int64_t t,
+				 const wa_value *values)
+{
+	wa_ingest_result result = WA_INGEST_DROPPED;
+
+	e->stats.events_in++;
+	e->last_drop = WA_DROP_NONE;
+	/* both kinds decide by the watermark before the event */
+	if (e->sessions.n > 0)
+	{
+		result = wa_sessions_ingest(e, key, t, values);
+		e->last_drop = e->sessions.last_drop;
+	}
+	if (e->n_windows > 0)
+	{
+		wa_ingest_result fixed = ingest_fixed(e, key, t, values);
+
+		if (fixed != WA_INGEST_ACCEPTED)
+			e->last_drop = WA_DROP_TOO_LATE;
+		result = e->sessions.n > 0 ? combine_results(fixed, result) : fixed;
+	}
+	if (result == WA_INGEST_DROPPED)
+	{
+		e->stats.events_dropped++;
+		return result;
+	}
+	if (result == WA_INGEST_PARTIAL)
+		e->stats.events_partial++;
+	advance_on_event(e, t);
+	return result;
 }
 /* ---------- teardown and accessors ---------- */
 
@@ -953,14 +1004,18 @@ wa_engine_destroy(wa_engine *e)
 	wa_mem_free(&e->mem, e->dirty, e->dirty_capacity * sizeof(late_window *));
 	wa_mem_free(&e->mem, e->dirty_keys,
 				e->dirty_keys_capacity * sizeof(keystate *));
+	wa_sessions_destroy(e);
 	wa_mem_free(&e->mem, e->results, sizeof(wa_result) * (e->layout.n_aggs + 1));
 	wa_acc_release(&e->layout, e->scratch);
 	wa_mem_free(&e->mem, e->scratch, e->layout.acc_size);
 	wa_mem_free(&e->mem, e->offsets, sizeof(uint32_t) * (e->layout.n_aggs + 1));
 	wa_mem_free(&e->mem, e->aggs, sizeof(wa_agg_spec) * (e->layout.n_aggs + 1));
-	wa_mem_free(&e->mem, e->fire_order, sizeof(int) * e->n_specs);
-	wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_specs);
-	wa_mem_free(&e->mem, e->windows, sizeof(wa_window) * e->n_windows);
+	if (e->n_windows > 0)
+	{
+		wa_mem_free(&e->mem, e->fire_order, sizeof(int) * e->n_specs);
+		wa_mem_free(&e->mem, e->specs, sizeof(spec) * e->n_specs);
+		wa_mem_free(&e->mem, e->windows, sizeof(wa_window) * e->n_windows);
+	}
 	/* the engine itself is all that is left, then nothing */
 	WA_ASSERT(e->mem.bytes == sizeof(wa_engine));
 	mem = e->mem;
@@ -1010,6 +1065,12 @@ wa_tick
 wa_engine_watermark(const wa_engine *e)
 {
 	return e->wm;
+}
+
+wa_drop_reason
+wa_engine_drop_reason(const wa_engine *e)
+{
+	return e->last_drop;
 }
 
 void

@@ -27,6 +27,39 @@
  *	- A slice is freed once every window containing it has end + lateness <=
  *	  watermark; a key is freed with its last slice.
  *
+ * Session windows (wa_session.c).  Per key, two events are in one session
+ * of a session window with gap G iff a chain of the key's accepted events
+ * links them with consecutive differences of at most G.  A session is the
+ * window [first event, last event + G); an event at t touches a session
+ * S iff S.start - G <= t <= S.end.  With the watermark wm just before the
+ * event:
+ *
+ *	- A session is closed once end + lateness <= wm; closed sessions never
+ *	  change, and a key's sessions never overlap.
+ *	- The event is dropped as WA_DROP_TOO_LATE if the session it would open
+ *	  alone is closed: t + G + lateness <= wm, even when it touches an open
+ *	  session.  (Were it merged then, an open session could grow back, one
+ *	  late event at a time, over a closed one, and every closed session
+ *	  would have to be remembered for ever.)  Else it is dropped as
+ *	  WA_DROP_SESSION_CLOSED if it touches a closed session of its key;
+ *	  else it is accepted, and it and the sessions it touches become one.
+ *	- So an event touches a closed session iff it is not too late and at
+ *	  or before the latest end of its key's closed sessions: if it fell in
+ *	  a gap before a closed session C instead, t + G < C.start and it
+ *	  would be too late.  That end is all a key keeps of its closed
+ *	  sessions, and only until it is G + lateness below the watermark.
+ *	- A session fires when the watermark reaches its end: an on-time pane,
+ *	  revision 1, or, if it replaced sessions that had panes, a late pane
+ *	  with 1 + the highest revision among them.  A merge retracts every
+ *	  replaced session that has a pane (a WA_PANE_RETRACT pane with its old
+ *	  bounds, its values when replaced and its last revision), at once; an
+ *	  event inside the bounds of a fired session makes it dirty, and
+ *	  wa_engine_emit_late emits its next revision, as for fixed windows.
+ *	- Sessions share no slices with fixed windows or with each other; they
+ *	  share the watermark, the lateness and the arrival order.  An engine
+ *	  may have only session windows.  Checkpoints do not hold sessions yet
+ *	  (see wa_engine_checkpoint).
+ *
  * Firing work is proportional to the (key, window) pairs that hold data:
  * keys wait in a min-heap ordered by their next deadline (next window end
  * or next slice expiry), so keys with nothing due are never visited.
@@ -69,6 +102,19 @@ typedef struct wa_window
 	int64_t		origin;			/* any tick a window starts at */
 } wa_window;
 
+/*
+ * A session window (see "Session windows" above): a key's events at most
+ * gap ticks apart form one session [first event, last event + gap).
+ * max_time is the latest event time the window takes (so that no session
+ * ends past max_time + gap, which the caller's type can still hold);
+ * later events are not accepted by it (WA_DROP_OUT_OF_RANGE).
+ */
+typedef struct wa_session_window
+{
+	int64_t		gap;			/* > 0 */
+	int64_t		max_time;
+} wa_session_window;
+
 /* A grouping key: an int64, or an opaque byte string. */
 typedef struct wa_key
 {
@@ -80,18 +126,23 @@ typedef struct wa_key
 typedef enum wa_pane_kind
 {
 	WA_PANE_ON_TIME,
-	WA_PANE_LATE
+	WA_PANE_LATE,
+	WA_PANE_RETRACT				/* a session that a merge replaced: its
+								 * last pane no longer stands */
 } wa_pane_kind;
 
 /* One emitted result row: the value of a (key, window) at some revision. */
 typedef struct wa_pane
 {
 	wa_key		key;
-	int			window;			/* index into the config's windows */
+	int			window;			/* index into the config's windows, then
+								 * n_windows + index into its sessions */
 	wa_tick		start;
 	wa_tick		end;
 	wa_pane_kind kind;
-	int64_t		revision;		/* 1 for the first emission of the window */
+	int64_t		revision;		/* 1 for the first emission of the window;
+								 * a retraction's is that of the pane it
+								 * withdraws */
 	const wa_result *results;	/* one per aggregate */
 	const void *acc;			/* the merged accumulator (for tests) */
 } wa_pane;
@@ -100,8 +151,10 @@ typedef void (*wa_emit_fn) (void *arg, const wa_pane *pane);
 
 typedef struct wa_config
 {
-	int			n_windows;
+	int			n_windows;		/* fixed windows */
 	const wa_window *windows;
+	int			n_sessions;		/* session windows */
+	const wa_session_window *sessions;
 	int64_t		bound;			/* >= 0: out-of-orderness bound */
 	int64_t		lateness;		/* >= 0: allowed lateness */
 	int			n_aggs;
@@ -129,6 +182,17 @@ typedef enum wa_ingest_result
 	WA_INGEST_DROPPED			/* no window accepted it: dead letter */
 } wa_ingest_result;
 
+/* Why the last event that was not accepted everywhere was turned down. */
+typedef enum wa_drop_reason
+{
+	WA_DROP_NONE,
+	WA_DROP_TOO_LATE,			/* its windows, or the session it would
+								 * form, closed: end + lateness <= wm */
+	WA_DROP_SESSION_CLOSED,		/* at or before the end of a closed
+								 * session of its key */
+	WA_DROP_OUT_OF_RANGE		/* after a session window's max_time */
+} wa_drop_reason;
+
 typedef struct wa_stats
 {
 	uint64_t	events_in;
@@ -141,6 +205,8 @@ typedef struct wa_stats
 	uint64_t	n_keys;			/* live keys */
 	uint64_t	n_slices;		/* live (key, slice) accumulators */
 	uint64_t	n_late_windows; /* fired windows tracked for revisions */
+	uint64_t	n_sessions;		/* open sessions */
+	uint64_t	panes_retracted;	/* sessions withdrawn by a merge */
 	uint64_t	mem_bytes;		/* bytes held from the allocator */
 	uint64_t	peak_mem_bytes; /* the coverage planning at creation
 								 * included */
@@ -250,6 +316,9 @@ typedef void (*wa_save_slice_fn) (void *arg, const wa_key *key,
  * that has expired by the restored watermark.)  *time receives the time
  * state.
  *
+ * An engine with session windows cannot be checkpointed (their sessions
+ * are not part of it): callers refuse such configurations.
+ *
  * Take the checkpoint right after wa_engine_emit_late: late panes still
  * pending (windows dirtied since the last emit_late) are not part of the
  * checkpoint, and a restored engine would never emit them.  save() must
@@ -316,6 +385,12 @@ extern void wa_engine_live(const wa_engine *engine,
 						   void *arg, void *scratch, wa_result *results);
 
 extern wa_tick wa_engine_watermark(const wa_engine *engine);
+/*
+ * Why the last ingest that returned WA_INGEST_DROPPED or PARTIAL turned the
+ * event down (for a partial event: the reason of the first window that
+ * did, fixed windows before sessions).
+ */
+extern wa_drop_reason wa_engine_drop_reason(const wa_engine *engine);
 extern void wa_engine_get_stats(const wa_engine *engine, wa_stats *stats);
 extern const wa_agg_layout *wa_engine_layout(const wa_engine *engine);
 

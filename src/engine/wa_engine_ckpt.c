@@ -32,6 +32,8 @@ void
 wa_engine_checkpoint(wa_engine *e, wa_save_slice_fn save, void *arg,
 					 int64_t *expire_below, wa_time_state *time)
 {
+	/* sessions are not part of a checkpoint (wa_engine.h) */
+	WA_ASSERT(e->sessions.n == 0);
 	for (int64_t i = 0; i < e->n_dirty_keys; i++)
 	{
 		keystate   *k = e->dirty_keys[i];

@@ -16,6 +16,7 @@
  *	  wa_live.c			the read-only live view
  *	  wa_window_kind.h	the seam for window kinds; wa_window_fixed.c
  *						implements it for fixed windows
+ *	  wa_session.c		session windows (their state: wa_session.h)
  *
  * Helpers that the hot path and another file both need are static inline
  * here; functions one file gives another are declared at the end, under
@@ -42,6 +43,7 @@
 #include "wa_heap.h"
 #include "wa_kept.h"
 #include "wa_mem.h"
+#include "wa_session.h"
 #include "wa_slices.h"
 #include "wa_twostack.h"
 #include "wa_window_kind.h"
@@ -97,7 +99,7 @@ typedef struct late_probe
 struct wa_engine
 {
 	wa_mem		mem;
-	int			n_windows;		/* requested windows: emitted */
+	int			n_windows;		/* requested fixed windows: emitted */
 	wa_window  *windows;
 	const wa_window_kind *kind;	/* wa_window_kind.h */
 	int			n_specs;		/* requested, then factor windows */
@@ -156,6 +158,9 @@ struct wa_engine
 	keystate  **dirty_keys;		/* keys changed since the last checkpoint */
 	int64_t		n_dirty_keys;
 	int64_t		dirty_keys_capacity;
+
+	wa_sessions sessions;		/* session windows (wa_session.h) */
+	wa_drop_reason last_drop;	/* wa_engine_drop_reason */
 
 	wa_stats	stats;
 };
@@ -320,6 +325,27 @@ extern void wa_specs_init(wa_engine *e, const wa_config *config);
 extern void wa_set_watermark(wa_engine *e, wa_tick wm);
 extern keystate *wa_key_lookup_or_create(wa_engine *e, const wa_key *key);
 extern void wa_key_reschedule(wa_engine *e, keystate *k);
+
+/* wa_session.c */
+extern void wa_sessions_init(wa_engine *e, const wa_config *config);
+extern wa_ingest_result wa_sessions_ingest(wa_engine *e, const wa_key *key,
+										   int64_t t, const wa_value *values);
+extern void wa_sessions_advance(wa_engine *e);
+extern void wa_sessions_emit_late(wa_engine *e);
+extern void wa_sessions_reset(wa_engine *e);
+extern void wa_sessions_destroy(wa_engine *e);
+extern void wa_sessions_live(const wa_engine *e, const wa_agg_layout *layout,
+							 wa_emit_fn fn, void *arg, void *scratch,
+							 wa_result *results);
+
+/* The watermark at which a session window's key next needs a visit. */
+static inline wa_tick
+wa_sessions_deadline(const wa_engine *e)
+{
+	const wa_heap_node *top = wa_heap_top(&e->sessions.deadlines);
+
+	return top != NULL ? top->deadline : WA_TICK_MAX;
+}
 
 /* wa_late.c */
 extern void wa_late_mark(wa_engine *e, keystate *k, int j, wa_tick ws);

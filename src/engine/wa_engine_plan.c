@@ -50,10 +50,16 @@
 const char *
 wa_config_check(const wa_config *config)
 {
-	if (config->n_windows <= 0)
+	if (config->n_windows < 0 || config->n_sessions < 0 ||
+		config->n_windows + config->n_sessions == 0)
 		return "at least one window is required";
-	if (config->windows == NULL)
+	if (config->n_windows > 0 && config->windows == NULL)
 		return "windows must not be NULL";
+	if (config->n_sessions > 0 && config->sessions == NULL)
+		return "sessions must not be NULL";
+	for (int i = 0; i < config->n_sessions; i++)
+		if (config->sessions[i].gap <= 0)
+			return "session gap must be positive";
 	for (int j = 0; j < config->n_windows; j++)
 	{
 		const wa_window *w = &config->windows[j];
@@ -206,6 +212,13 @@ plan_windows(const wa_config *config, const wa_allocator *allocator,
 const char *
 wa_engine_plan(const wa_config *config, wa_plan *plan, int64_t *slice_width)
 {
+	if (config->n_windows == 0)
+	{
+		/* session windows only: nothing shares slices */
+		memset(plan, 0, sizeof(*plan));
+		*slice_width = 1;
+		return NULL;
+	}
 	return plan_windows(config, config->allocator, plan, slice_width);
 }
 

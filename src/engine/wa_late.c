@@ -158,4 +158,6 @@ wa_engine_emit_late(wa_engine *e)
 			late_free(e, w);
 	}
 	e->n_dirty = 0;
+	if (e->sessions.n > 0)
+		wa_sessions_emit_late(e);
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * wa_live.c
- *	  The live view: the windows that hold data and have not fired yet,
+ *	  The live view: the windows that hold data and have not fired yet
+ *	  (sessions: wa_sessions_live),
  *	  with their current values, read without modifying the engine (see
  *	  wa_engine_live in wa_engine.h).
  *
@@ -89,4 +90,6 @@ wa_engine_live(const wa_engine *e, const wa_agg_generic *generic,
 		for (int j = 0; j < e->n_windows; j++)
 			live_windows(e, &layout, k, j, fn, arg, scratch, results);
 	}
+	if (e->sessions.n > 0)
+		wa_sessions_live(e, &layout, fn, arg, scratch, results);
 }

@@ -356,7 +356,7 @@ float_to_fixed(double f)
 }
 
 static void
-fold_event(ref_model *ref, ref_window *win, const wa_value *values)
+fold_event(const ref_model *ref, ref_window *win, const wa_value *values)
 {
 	win->count_star++;
 	for (int i = 0; i < ref->config.n_inputs; i++)
@@ -653,4 +653,23 @@ ref_value_of(const ref_model *ref, const ref_window *win, int agg,
 		default:
 			break;
 	}
+}
+
+void
+ref_window_init(const ref_model *ref, ref_window *win, ref_input *inputs)
+{
+	memset(win, 0, sizeof(ref_window));
+	win->inputs = inputs;
+	for (int i = 0; i < ref->config.n_inputs; i++)
+	{
+		memset(&inputs[i], 0, sizeof(ref_input));
+		inputs[i].min = INT64_MAX;
+		inputs[i].max = INT64_MIN;
+	}
+}
+
+void
+ref_fold(const ref_model *ref, ref_window *win, const wa_value *values)
+{
+	fold_event(ref, win, values);
 }

@@ -125,4 +125,15 @@ extern void ref_value_of(const ref_model *ref, const ref_window *win,
 						 int agg, ref_value *out);
 extern int64_t ref_count_outcome(const ref_model *ref, ref_outcome outcome);
 
+/*
+ * A window's value built by hand, for references of other window kinds
+ * (the sessions' in test_sessions.c): win starts empty, with inputs (the
+ * config's n_inputs entries) as its per-input state, and takes the values
+ * of each event folded into it; ref_value_of then reads it.
+ */
+extern void ref_window_init(const ref_model *ref, ref_window *win,
+							ref_input *inputs);
+extern void ref_fold(const ref_model *ref, ref_window *win,
+					 const wa_value *values);
+
 #endif							/* WA_TEST_REFERENCE_H */

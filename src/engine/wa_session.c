@@ -1,0 +1,625 @@
+/*-------------------------------------------------------------------------
+ *
+ * wa_session.c
+ *	  Session windows: sessions that events open, extend and merge, fired,
+ *	  refined, retracted and closed by the engine's watermark (the rules
+ *	  are in wa_engine.h, the state in wa_session.h).
+ *
+ * An event touches a contiguous range of a run's sessions: sessions are
+ * sorted and never overlap, so both ends of the touch interval
+ * [start - gap, end] increase along the run.  The usual event extends the
+ * key's newest session, which is the last entry: that case costs no
+ * search.  A merge keeps the first touched entry, folds the others'
+ * accumulators into it and closes the hole.
+ *
+ * Deadlines are lazy: an event may make a key's deadline earlier (a new
+ * session, one that a late event moved past the watermark) and sets it
+ * then; a later deadline (a session extended) is found when the old one
+ * comes due, at the cost of one visit.
+ *
+ * src/engine/wa_session.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "wa_engine_int.h"
+
+#include "wa_assert.h"
+
+/* ---------- entries ---------- */
+
+static inline session_entry *
+entry_at(const wa_sessions *ss, const session_run *r, uint32_t i)
+{
+	return (session_entry *) (r->items + (size_t) i * ss->stride);
+}
+
+static inline void *
+entry_acc(session_entry *s)
+{
+	return (char *) s + SESSION_HEADER;
+}
+
+/* Make room for an entry at position pos; returns it (header unset). */
+static session_entry *
+run_insert(wa_engine *e, session_run *r, uint32_t pos)
+{
+	wa_sessions *ss = &e->sessions;
+
+	if (r->count == r->capacity)
+	{
+		uint32_t	capacity = r->capacity ? r->capacity * 2 : 2;
+
+		r->items = r->items == NULL ?
+			wa_mem_alloc(&e->mem, (size_t) capacity * ss->stride) :
+			wa_mem_realloc(&e->mem, r->items, (size_t) r->capacity * ss->stride,
+						   (size_t) capacity * ss->stride);
+		r->capacity = capacity;
+	}
+	memmove(r->items + (size_t) (pos + 1) * ss->stride,
+			r->items + (size_t) pos * ss->stride,
+			(size_t) (r->count - pos) * ss->stride);
+	r->count++;
+	e->stats.n_sessions++;
+	return entry_at(ss, r, pos);
+}
+
+/* Remove entries [from, to), whose accumulators hold no state any more. */
+static void
+run_remove(wa_engine *e, session_run *r, uint32_t from, uint32_t to)
+{
+	wa_sessions *ss = &e->sessions;
+
+	memmove(r->items + (size_t) from * ss->stride,
+			r->items + (size_t) to * ss->stride,
+			(size_t) (r->count - to) * ss->stride);
+	r->count -= to - from;
+	WA_ASSERT(e->stats.n_sessions >= to - from);
+	e->stats.n_sessions -= to - from;
+}
+
+/* First entry whose end is >= t (ends increase along a run). */
+static uint32_t
+run_first_ending_at_or_after(const wa_sessions *ss, const session_run *r,
+							 wa_tick t)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = r->count;
+
+	/* the usual event: at or after the newest session's start */
+	if (hi > 0 && entry_at(ss, r, hi - 1)->start <= t)
+		return entry_at(ss, r, hi - 1)->end >= t ? hi - 1 : hi;
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (entry_at(ss, r, mid)->end < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---------- panes ---------- */
+
+static void
+emit_session(wa_engine *e, const session_key *k, int i, session_entry *s,
+			 wa_pane_kind kind, int64_t revision)
+{
+	wa_pane		pane;
+
+	wa_acc_finalize(&e->layout, entry_acc(s), e->results);
+	pane.key.ival = k->ival;
+	pane.key.bytes = k->bytes;
+	pane.key.len = k->len;
+	pane.window = e->sessions.first_window + i;
+	pane.start = s->start;
+	pane.end = s->end;
+	pane.kind = kind;
+	pane.revision = revision;
+	pane.results = e->results;
+	pane.acc = entry_acc(s);
+	if (kind == WA_PANE_ON_TIME)
+		e->stats.panes_on_time++;
+	else if (kind == WA_PANE_LATE)
+		e->stats.panes_late++;
+	else
+		e->stats.panes_retracted++;
+	e->emit(e->emit_arg, &pane);
+}
+
+/* The next pane of s, whose data its last pane (if any) lacks. */
+static void
+emit_next_revision(wa_engine *e, const session_key *k, int i, session_entry *s)
+{
+	s->revision++;
+	emit_session(e, k, i, s, s->revision == 1 && !s->has_row &&
+				 !s->dirty ? WA_PANE_ON_TIME : WA_PANE_LATE, s->revision);
+	s->has_row = true;
+	s->dirty = false;
+}
+
+/* ---------- keys ---------- */
+
+static bool
+key_eq_int(const void *stored, const void *probe)
+{
+	/* wa_hash_int is a bijection: equal hashes are equal keys */
+	(void) stored;
+	(void) probe;
+	return true;
+}
+
+static bool
+key_eq_bytes(const void *stored, const void *probe)
+{
+	const session_key *k = stored;
+	const wa_key *p = probe;
+
+	return k->len == p->len &&
+		(p->len == 0 || memcmp(k->bytes, p->bytes, p->len) == 0);
+}
+
+static inline uint64_t
+key_hash(const wa_engine *e, const wa_key *key)
+{
+	return e->byte_keys ? wa_hash_bytes(key->bytes, key->len) :
+		wa_hash_int((uint64_t) key->ival);
+}
+
+static inline size_t
+key_size(const wa_sessions *ss)
+{
+	return sizeof(session_key) + sizeof(session_run) * (size_t) ss->n;
+}
+
+static session_key *
+key_find(wa_engine *e, const wa_key *key, uint64_t hash)
+{
+	if (e->byte_keys)
+		return wa_hashtab_find(&e->sessions.keys, hash, key_eq_bytes, key);
+	return wa_hashtab_find(&e->sessions.keys, hash, key_eq_int, key);
+}
+
+static session_key *
+key_create(wa_engine *e, const wa_key *key, uint64_t hash)
+{
+	wa_sessions *ss = &e->sessions;
+	session_key *k = wa_mem_alloc(&e->mem, key_size(ss));
+
+	memset(k, 0, key_size(ss));
+	k->hash = hash;
+	k->node.pos = -1;
+	k->node.deadline = WA_TICK_MAX;
+	k->dirty_pos = -1;
+	for (int i = 0; i < ss->n; i++)
+		k->runs[i].closed_end = WA_TICK_MIN;
+	if (e->byte_keys)
+	{
+		k->len = key->len;
+		k->bytes = wa_mem_alloc(&e->mem, key->len > 0 ? key->len : 1);
+		if (key->len > 0)
+			memcpy(k->bytes, key->bytes, key->len);
+	}
+	else
+		k->ival = key->ival;
+	wa_hashtab_insert(&ss->keys, &e->mem, hash, k);
+	return k;
+}
+
+/* Free a key's sessions (without emitting), then the key. */
+static void
+key_free_memory(wa_engine *e, session_key *k)
+{
+	wa_sessions *ss = &e->sessions;
+
+	for (int i = 0; i < ss->n; i++)
+	{
+		session_run *r = &k->runs[i];
+
+		for (uint32_t j = 0; j < r->count; j++)
+			wa_acc_release(&e->layout, entry_acc(entry_at(ss, r, j)));
+		WA_ASSERT(e->stats.n_sessions >= r->count);
+		e->stats.n_sessions -= r->count;
+		if (r->items != NULL)
+			wa_mem_free(&e->mem, r->items, (size_t) r->capacity * ss->stride);
+	}
+	if (e->byte_keys)
+		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
+	wa_mem_free(&e->mem, k, key_size(ss));
+}
+
+static void
+key_set_deadline(wa_engine *e, session_key *k, wa_tick deadline)
+{
+	k->node.deadline = deadline;
+	if (k->node.pos < 0)
+		wa_heap_push(&e->sessions.deadlines, &e->mem, &k->node);
+	else
+		wa_heap_update(&e->sessions.deadlines, &k->node);
+}
+
+static void
+key_mark_dirty(wa_engine *e, session_key *k)
+{
+	wa_sessions *ss = &e->sessions;
+
+	if (k->dirty_pos >= 0)
+		return;
+	if (ss->n_dirty == ss->dirty_capacity)
+	{
+		int64_t		capacity = ss->dirty_capacity ? ss->dirty_capacity * 2 : 64;
+
+		ss->dirty = ss->dirty == NULL ?
+			wa_mem_alloc(&e->mem, capacity * sizeof(session_key *)) :
+			wa_mem_realloc(&e->mem, ss->dirty,
+						   ss->dirty_capacity * sizeof(session_key *),
+						   capacity * sizeof(session_key *));
+		ss->dirty_capacity = capacity;
+	}
+	k->dirty_pos = ss->n_dirty;
+	ss->dirty[ss->n_dirty++] = k;
+}
+
+/* When a session next needs the key's attention: it fires, or closes. */
+static inline wa_tick
+entry_deadline(const wa_engine *e, const session_entry *s)
+{
+	return s->end > e->wm ? s->end : s->end + e->lateness;
+}
+
+/*
+ * Bring key k up to the watermark: fire the sessions it reached, emit and
+ * close the ones that closed, forget a horizon that no longer matters;
+ * then reschedule the key, or free it when nothing of it is left.
+ */
+static void
+key_visit(wa_engine *e, session_key *k)
+{
+	wa_sessions *ss = &e->sessions;
+	wa_tick		deadline = WA_TICK_MAX;
+	bool		empty = true;
+
+	for (int i = 0; i < ss->n; i++)
+	{
+		session_run *r = &k->runs[i];
+		uint32_t	kept = 0;
+
+		for (uint32_t j = 0; j < r->count; j++)
+		{
+			session_entry *s = entry_at(ss, r, j);
+
+			if (s->end <= e->wm && !s->has_row && !s->dirty)
+				emit_next_revision(e, k, i, s);
+			if (s->end + e->lateness <= e->wm)
+			{
+				if (s->dirty)
+					emit_next_revision(e, k, i, s);
+				if (s->end > r->closed_end)
+					r->closed_end = s->end;
+				wa_acc_release(&e->layout, entry_acc(s));
+				continue;
+			}
+			if (kept != j)
+				memmove(entry_at(ss, r, kept), s, ss->stride);
+			kept++;
+		}
+		WA_ASSERT(e->stats.n_sessions >= r->count - kept);
+		e->stats.n_sessions -= r->count - kept;
+		r->count = kept;
+		for (uint32_t j = 0; j < r->count; j++)
+		{
+			wa_tick		d = entry_deadline(e, entry_at(ss, r, j));
+
+			if (d < deadline)
+				deadline = d;
+		}
+
+		/*
+		 * A horizon matters while an event at or before it could still be
+		 * accepted but for it: until horizon + gap + lateness, when every
+		 * such event is too late.
+		 */
+		if (r->closed_end != WA_TICK_MIN &&
+			r->closed_end + ss->gaps[i] + e->lateness <= e->wm)
+			r->closed_end = WA_TICK_MIN;
+		if (r->closed_end != WA_TICK_MIN &&
+			r->closed_end + ss->gaps[i] + e->lateness < deadline)
+			deadline = r->closed_end + ss->gaps[i] + e->lateness;
+		if (r->count > 0 || r->closed_end != WA_TICK_MIN)
+			empty = false;
+	}
+	if (!empty)
+	{
+		key_set_deadline(e, k, deadline);
+		return;
+	}
+	wa_heap_remove(&ss->deadlines, &k->node);
+	if (k->dirty_pos >= 0)
+	{
+		session_key *last = ss->dirty[--ss->n_dirty];
+
+		ss->dirty[k->dirty_pos] = last;
+		last->dirty_pos = k->dirty_pos;
+	}
+	wa_hashtab_remove(&ss->keys, k->hash, k);
+	key_free_memory(e, k);
+}
+
+/* ---------- ingest ---------- */
+
+/*
+ * Whether session window i takes an event at t of a key whose run is r
+ * (NULL: the key has none yet), with the watermark before the event; sets
+ * *lo and *hi to the sessions it touches.
+ */
+static wa_drop_reason
+session_decide(const wa_engine *e, int i, const session_run *r, int64_t t,
+			   uint32_t *lo, uint32_t *hi)
+{
+	const wa_sessions *ss = &e->sessions;
+	int64_t		gap = ss->gaps[i];
+
+	*lo = *hi = 0;
+	if (t > ss->max_times[i])
+		return WA_DROP_OUT_OF_RANGE;
+	if ((wa_tick) t + gap + e->lateness <= e->wm)
+		return WA_DROP_TOO_LATE;
+	if (r == NULL)
+		return WA_DROP_NONE;
+
+	/*
+	 * Not too late, yet at or before a closed session's end: it touches a
+	 * closed session (wa_engine.h says why), which must not change.
+	 */
+	if (t <= r->closed_end)
+		return WA_DROP_SESSION_CLOSED;
+	*lo = *hi = run_first_ending_at_or_after(ss, r, t);
+	while (*hi < r->count && entry_at(ss, r, *hi)->start - gap <= t)
+		(*hi)++;
+	return WA_DROP_NONE;
+}
+
+/* Fold an accepted event at t into sessions [lo, hi) of run i of key k. */
+static void
+session_accept(wa_engine *e, session_key *k, int i, int64_t t,
+			   const wa_value *values, uint32_t lo, uint32_t hi)
+{
+	wa_sessions *ss = &e->sessions;
+	session_run *r = &k->runs[i];
+	wa_tick		t_end = (wa_tick) t + ss->gaps[i];
+	session_entry *s;
+	wa_tick		d;
+
+	if (hi == lo)
+	{
+		/* a session of its own */
+		s = run_insert(e, r, lo);
+		memset(s, 0, SESSION_HEADER);
+		s->start = t;
+		s->end = t_end;
+		wa_acc_init(&e->layout, entry_acc(s));
+	}
+	else
+	{
+		s = entry_at(ss, r, lo);
+		if (hi - lo > 1 || t < s->start || t_end > s->end)
+		{
+			/*
+			 * The bounds change: the touched sessions are replaced by one,
+			 * whose pane is a new row; the rows of theirs are withdrawn.
+			 */
+			for (uint32_t j = lo; j < hi; j++)
+			{
+				session_entry *o = entry_at(ss, r, j);
+
+				if (o->has_row)
+					emit_session(e, k, i, o, WA_PANE_RETRACT, o->revision);
+				if (j == lo)
+					continue;
+				wa_acc_merge(&e->layout, entry_acc(s), entry_acc(o));
+				wa_acc_release(&e->layout, entry_acc(o));
+				if (o->revision > s->revision)
+					s->revision = o->revision;
+				if (o->end > s->end)
+					s->end = o->end;
+			}
+			run_remove(e, r, lo + 1, hi);
+			if (t < s->start)
+				s->start = t;
+			if (t_end > s->end)
+				s->end = t_end;
+			s->has_row = false;
+			s->dirty = false;
+		}
+	}
+	wa_acc_update(&e->layout, entry_acc(s), values);
+
+	/* a session already due gets its next pane from emit_late */
+	if (s->end <= e->wm)
+	{
+		s->dirty = true;
+		key_mark_dirty(e, k);
+	}
+	d = entry_deadline(e, s);
+	if (k->node.pos < 0 || d < k->node.deadline)
+		key_set_deadline(e, k, d);
+}
+
+wa_ingest_result
+wa_sessions_ingest(wa_engine *e, const wa_key *key, int64_t t,
+				   const wa_value *values)
+{
+	wa_sessions *ss = &e->sessions;
+	uint64_t	hash = key_hash(e, key);
+	session_key *k = key_find(e, key, hash);
+	int			accepted = 0;
+
+	ss->last_drop = WA_DROP_NONE;
+	for (int i = 0; i < ss->n; i++)
+	{
+		uint32_t	lo;
+		uint32_t	hi;
+		wa_drop_reason why = session_decide(e, i, k ? &k->runs[i] : NULL, t,
+											&lo, &hi);
+
+		if (why != WA_DROP_NONE)
+		{
+			if (ss->last_drop == WA_DROP_NONE)
+				ss->last_drop = why;
+			continue;
+		}
+		if (k == NULL)
+			k = key_create(e, key, hash);
+		session_accept(e, k, i, t, values, lo, hi);
+		accepted++;
+	}
+	return accepted == ss->n ? WA_INGEST_ACCEPTED :
+		accepted > 0 ? WA_INGEST_PARTIAL : WA_INGEST_DROPPED;
+}
+
+/* ---------- the watermark, late panes, flush ---------- */
+
+void
+wa_sessions_advance(wa_engine *e)
+{
+	wa_heap_node *top;
+
+	while ((top = wa_heap_top(&e->sessions.deadlines)) != NULL &&
+		   top->deadline <= e->wm)
+		key_visit(e, (session_key *) top);
+}
+
+void
+wa_sessions_emit_late(wa_engine *e)
+{
+	wa_sessions *ss = &e->sessions;
+
+	for (int64_t d = 0; d < ss->n_dirty; d++)
+	{
+		session_key *k = ss->dirty[d];
+
+		for (int i = 0; i < ss->n; i++)
+		{
+			session_run *r = &k->runs[i];
+
+			for (uint32_t j = 0; j < r->count; j++)
+			{
+				session_entry *s = entry_at(ss, r, j);
+
+				if (s->dirty)
+					emit_next_revision(e, k, i, s);
+			}
+		}
+		k->dirty_pos = -1;
+	}
+	ss->n_dirty = 0;
+}
+
+/* ---------- life ---------- */
+
+void
+wa_sessions_init(wa_engine *e, const wa_config *config)
+{
+	wa_sessions *ss = &e->sessions;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->n = config->n_sessions;
+	ss->first_window = config->n_windows;
+	ss->stride = SESSION_HEADER + e->layout.acc_size;
+	wa_hashtab_init(&ss->keys, &e->mem);
+	wa_heap_init(&ss->deadlines);
+	if (ss->n == 0)
+		return;
+	ss->gaps = wa_mem_alloc(&e->mem, sizeof(int64_t) * ss->n);
+	ss->max_times = wa_mem_alloc(&e->mem, sizeof(int64_t) * ss->n);
+	for (int i = 0; i < ss->n; i++)
+	{
+		ss->gaps[i] = config->sessions[i].gap;
+		ss->max_times[i] = config->sessions[i].max_time;
+	}
+}
+
+/* After a flush every key is gone: give the containers' capacity back. */
+void
+wa_sessions_reset(wa_engine *e)
+{
+	wa_sessions *ss = &e->sessions;
+
+	WA_ASSERT(ss->keys.count == 0 && ss->n_dirty == 0);
+	wa_hashtab_destroy(&ss->keys, &e->mem);
+	wa_hashtab_init(&ss->keys, &e->mem);
+	wa_heap_destroy(&ss->deadlines, &e->mem);
+	wa_mem_free(&e->mem, ss->dirty, ss->dirty_capacity * sizeof(session_key *));
+	ss->dirty = NULL;
+	ss->dirty_capacity = 0;
+}
+
+void
+wa_sessions_destroy(wa_engine *e)
+{
+	wa_sessions *ss = &e->sessions;
+
+	for (uint64_t i = 0; i <= ss->keys.mask; i++)
+	{
+		session_key *k = ss->keys.slots[i].ptr;
+
+		if (k != NULL)
+			key_free_memory(e, k);
+	}
+	wa_hashtab_destroy(&ss->keys, &e->mem);
+	wa_heap_destroy(&ss->deadlines, &e->mem);
+	wa_mem_free(&e->mem, ss->dirty, ss->dirty_capacity * sizeof(session_key *));
+	if (ss->n > 0)
+	{
+		wa_mem_free(&e->mem, ss->gaps, sizeof(int64_t) * ss->n);
+		wa_mem_free(&e->mem, ss->max_times, sizeof(int64_t) * ss->n);
+	}
+}
+
+/* ---------- the live view ---------- */
+
+void
+wa_sessions_live(const wa_engine *e, const wa_agg_layout *layout,
+				 wa_emit_fn fn, void *arg, void *scratch, wa_result *results)
+{
+	const wa_sessions *ss = &e->sessions;
+
+	for (uint64_t slot = 0; slot <= ss->keys.mask; slot++)
+	{
+		const session_key *k = ss->keys.slots[slot].ptr;
+
+		if (k == NULL)
+			continue;
+		for (int i = 0; i < ss->n; i++)
+		{
+			const session_run *r = &k->runs[i];
+
+			for (uint32_t j = 0; j < r->count; j++)
+			{
+				session_entry *s = entry_at(ss, r, j);
+				wa_pane		pane;
+
+				/* a session the watermark reached has fired */
+				if (s->end <= e->wm)
+					continue;
+				/* a copy through the reader's callbacks, never the writer's */
+				wa_acc_init(layout, scratch);
+				wa_acc_merge(layout, scratch, entry_acc(s));
+				wa_acc_finalize(layout, scratch, results);
+				pane.key.ival = k->ival;
+				pane.key.bytes = k->bytes;
+				pane.key.len = k->len;
+				pane.window = ss->first_window + i;
+				pane.start = s->start;
+				pane.end = s->end;
+				pane.kind = WA_PANE_ON_TIME;
+				pane.revision = 0;
+				pane.results = results;
+				pane.acc = scratch;
+				fn(arg, &pane);
+				wa_acc_release(layout, scratch);
+			}
+		}
+	}
+}
