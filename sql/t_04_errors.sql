@@ -74,9 +74,9 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) FROM src GROUP BY k', 't',
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) FROM src GROUP BY k', 'ts',
     ARRAY[windowagg.tumbling('1 hour')], arrival_order => 'id; DROP TABLE src') AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) FROM src GROUP BY k', 'ts',
-    ARRAY[ROW('interval', 10, 20, 0)::windowagg.window]) AS (k int);
+    ARRAY[ROW('interval', 10, 20, 0, 'hopping', NULL, NULL, NULL)::windowagg.window]) AS (k int);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) FROM src GROUP BY k', 'ts',
-    ARRAY[ROW('weeks', 10, 10, 0)::windowagg.window]) AS (k int);
+    ARRAY[ROW('weeks', 10, 10, 0, 'tumbling', NULL, NULL, NULL)::windowagg.window]) AS (k int);
 
 -- bad rows: NULL and infinite event times name the row
 INSERT INTO src VALUES (2, 1, NULL, NULL, 1), (3, 1, 'infinity', 7, 1);
@@ -172,9 +172,9 @@ REVOKE USAGE ON SCHEMA windowagg FROM wa_nobody;
 DROP ROLE wa_nobody;
 
 -- a hand-built window with a NULL field is an error, not a crash
-SELECT * FROM windowagg.explain(ARRAY[ROW(NULL, 10, 10, 0)::windowagg.window]);
+SELECT * FROM windowagg.explain(ARRAY[ROW(NULL, 10, 10, 0, 'tumbling', NULL, NULL, NULL)::windowagg.window]);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k', 't',
-    ARRAY[ROW(NULL, 10, 10, 0)::windowagg.window]) AS (k int);
+    ARRAY[ROW(NULL, 10, 10, 0, 'tumbling', NULL, NULL, NULL)::windowagg.window]) AS (k int);
 
 -- arrival_order: no OFFSET or LIMIT, syntax errors shown in the row query
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM src GROUP BY k', 't',

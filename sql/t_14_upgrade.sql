@@ -3,6 +3,7 @@
 -- version gives (functions with their privileges, settings and bodies,
 -- tables with their columns, policies and grants, views, triggers), and
 -- the install script must refuse a schema an untrusted role prepared.
+-- Composite types are compared with their attributes.
 \set regress_db :DBNAME
 CREATE DATABASE wa_upgrade;
 \c wa_upgrade
@@ -60,6 +61,11 @@ LANGUAGE sql AS $$
     SELECT 'type ' || t.oid::regtype::text, concat_ws(' | ', t.typtype, t.typacl::text,
                                                      obj_description(t.oid, 'pg_type'))
     FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+    UNION ALL
+    SELECT 'attribute ' || t.oid::regtype::text || '.' || a.attname,
+           concat_ws(' | ', a.attnum, format_type(a.atttypid, a.atttypmod))
+    FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+    JOIN pg_attribute a ON a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped
     UNION ALL
     SELECT 'event trigger ' || et.evtname, concat_ws(' | ', et.evtevent, et.evtfoid::regproc, et.evtenabled)
     FROM members m JOIN pg_event_trigger et ON m.classid = 'pg_event_trigger'::regclass AND et.oid = m.objid

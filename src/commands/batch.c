@@ -9,7 +9,10 @@
  * engine as it is produced, so no intermediate result is materialized.
  * Rows are ingested in the order the row query returns them (arrival
  * order), and late panes are emitted after each row, exactly as a pipeline
- * whose every epoch held one row would.
+ * whose every epoch held one row would.  Session windows add panes of
+ * kind 'retract': a session that a merge replaced, emitted before the
+ * pane of the session that replaces it, so that the output replays into
+ * a table (delete the retracted row, upsert the others).
  *
  * Both functions return SETOF record.  PostgreSQL needs the caller's
  * column definition list to plan the call; the list is checked against the
@@ -61,8 +64,9 @@ typedef struct BatchRun
 	MemoryContext engine_context;	/* the engine's state, and only it */
 	MemoryContext row_context;	/* per-row and per-pane scratch */
 	uint32		row_allocs;		/* rows and panes since its last reset */
-	Datum		pane_on_time;	/* the two pane kinds, made once */
+	Datum		pane_on_time;	/* the pane kinds, made once */
 	Datum		pane_late;
+	Datum		pane_retract;
 } BatchRun;
 
 /*
@@ -117,8 +121,8 @@ emit_pane(void *arg, const wa_pane *pane)
 	wa_output_values(run->outputs, pane->results, &run->out_values[col],
 					 &run->out_nulls[col]);
 	col += q->n_outputs;
-	run->out_values[col] = pane->kind == WA_PANE_ON_TIME ?
-		run->pane_on_time : run->pane_late;
+	run->out_values[col] = pane->kind == WA_PANE_ON_TIME ? run->pane_on_time :
+		pane->kind == WA_PANE_LATE ? run->pane_late : run->pane_retract;
 	run->out_nulls[col++] = false;
 	run->out_values[col] = Int64GetDatum(pane->revision);
 	run->out_nulls[col++] = false;
@@ -544,6 +548,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->window_type = run->query->domain == WA_TIME_INTEGER ? INT8OID :
 		run->query->event_time_type;
 	wa_window_range_init(&run->range, &run->windows, run->window_type);
+	wa_window_set_limit_sessions(&run->windows, run->window_type);
 
 	ours = build_tupdesc(run);
 	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,
@@ -555,6 +560,7 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 	run->out_nulls = palloc0(sizeof(bool) * ours->natts);
 	run->pane_on_time = CStringGetTextDatum("on_time");
 	run->pane_late = CStringGetTextDatum("late");
+	run->pane_retract = CStringGetTextDatum("retract");
 
 	/*
 	 * Sums and averages of numerics without a fixed-point typmod are

@@ -130,6 +130,22 @@ emit_children(ExplainOutput *out, int parent, int depth)
 }
 
 /*
+ * Session windows: one accumulator per open session and key, which events
+ * merge; nothing to plan.
+ */
+static void
+emit_sessions(ExplainOutput *out, const WaWindowSet *windows)
+{
+	if (windows->n_sessions == 0)
+		return;
+	emit_line(out, "Session windows (per key, one state per open session; they share no slices)");
+	for (int i = 0; i < windows->n_sessions; i++)
+		emit_line(out, psprintf("  -> session gap %s",
+								format_ticks(windows->sessions[i].gap,
+											 windows->domain)));
+}
+
+/*
  * Plan the windows as the engine would and return the plan as rows of the
  * set-returning function; title names what is explained, or is NULL.
  */
@@ -146,6 +162,16 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 	const char *problem;
 	ExplainOutput out;
 
+	if (windows->n_windows == 0)
+	{
+		InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+		out.rsinfo = rsinfo;
+		out.domain = windows->domain;
+		if (title != NULL)
+			emit_line(&out, title);
+		emit_sessions(&out, windows);
+		return (Datum) 0;
+	}
 	memset(&config, 0, sizeof(config));
 	config.n_windows = windows->n_windows;
 	config.windows = windows->windows;
@@ -192,6 +218,7 @@ explain_windows(FunctionCallInfo fcinfo, const WaWindowSet *windows,
 		emit_line(&out, "windowagg.share_windows is off: each window is computed from slices.");
 	else if (!aligned)
 		emit_line(&out, "Windows start at different origins: each is computed from slices.");
+	emit_sessions(&out, windows);
 	wa_plan_free(&plan);
 	return (Datum) 0;
 }

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * windows.c
- *	  Window constructors (tumbling, hopping) and window_starts().
+ *	  Window constructors (tumbling, hopping, session) and window_starts().
  *
  * A window is the composite windowagg.window (time_domain, size, slide,
- * origin), sizes and origin in ticks.  Keeping ticks rather than intervals
+ * origin, kind, and what calendar windows will use), sizes and origin in
+ * ticks.  Keeping ticks rather than intervals
  * means validation happens once, in the constructor, where the error can
  * name the argument the user typed.
  *
@@ -28,25 +29,45 @@ PG_FUNCTION_INFO_V1(wa_window_integer);
 PG_FUNCTION_INFO_V1(wa_window_starts_timestamptz);
 PG_FUNCTION_INFO_V1(wa_window_starts_integer);
 
-#define WINDOW_NATTS 4
+PG_FUNCTION_INFO_V1(wa_session_interval);
+PG_FUNCTION_INFO_V1(wa_session_integer);
 
+/*
+ * The attributes of windowagg.window that windowagg fills in; calendar
+ * windows will use the ones after (time_zone, size_unit, slide_unit),
+ * NULL until then.  Before 0.3.0 the type had the first four only, and
+ * the library builds values of whichever type the SQL objects declare.
+ */
+#define WINDOW_FILLED_NATTS 5
 
 static Datum
 make_window(FunctionCallInfo fcinfo, WaTimeDomain domain, int64 size,
-			int64 slide, int64 origin)
+			int64 slide, int64 origin, const char *kind)
 {
 	TupleDesc	tupdesc;
-	Datum		values[WINDOW_NATTS];
-	bool		nulls[WINDOW_NATTS] = {false, false, false, false};
+	Datum	   *values;
+	bool	   *nulls;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
+	values = palloc0(sizeof(Datum) * Max(tupdesc->natts, WINDOW_FILLED_NATTS));
+	nulls = palloc(sizeof(bool) * Max(tupdesc->natts, WINDOW_FILLED_NATTS));
+	memset(nulls, true, sizeof(bool) * Max(tupdesc->natts, WINDOW_FILLED_NATTS));
 	values[0] = CStringGetTextDatum(wa_time_domain_name(domain));
 	values[1] = Int64GetDatum(size);
 	values[2] = Int64GetDatum(slide);
 	values[3] = Int64GetDatum(origin);
+	values[4] = CStringGetTextDatum(kind);
+	for (int i = 0; i < WINDOW_FILLED_NATTS; i++)
+		nulls[i] = false;
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+static const char *
+fixed_kind(int64 size, int64 slide)
+{
+	return size == slide ? "tumbling" : "hopping";
 }
 
 static void
@@ -73,7 +94,8 @@ wa_window_interval(PG_FUNCTION_ARGS)
 	origin = PG_ARGISNULL(2) ? wa_unix_epoch_ticks() :
 		wa_timestamp_to_ticks(PG_GETARG_TIMESTAMPTZ(2), "origin");
 	wa_window_check_size_slide(size, slide);
-	return make_window(fcinfo, WA_TIME_TIMESTAMP, size, slide, origin);
+	return make_window(fcinfo, WA_TIME_TIMESTAMP, size, slide, origin,
+					   fixed_kind(size, slide));
 }
 
 /* window(size bigint, slide bigint, origin bigint) */
@@ -97,7 +119,36 @@ wa_window_integer(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("slide must be positive")));
 	wa_window_check_size_slide(size, slide);
-	return make_window(fcinfo, WA_TIME_INTEGER, size, slide, origin);
+	return make_window(fcinfo, WA_TIME_INTEGER, size, slide, origin,
+					   fixed_kind(size, slide));
+}
+
+/*
+ * session(gap interval) and session(gap bigint).  A session window's size
+ * and slide are its gap; its origin means nothing.
+ */
+Datum
+wa_session_interval(PG_FUNCTION_ARGS)
+{
+	int64		gap;
+
+	require_arg(fcinfo, 0, "gap");
+	gap = wa_interval_to_ticks(PG_GETARG_INTERVAL_P(0), "gap", false);
+	return make_window(fcinfo, WA_TIME_TIMESTAMP, gap, gap, 0, "session");
+}
+
+Datum
+wa_session_integer(PG_FUNCTION_ARGS)
+{
+	int64		gap;
+
+	require_arg(fcinfo, 0, "gap");
+	gap = PG_GETARG_INT64(0);
+	if (gap <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gap must be positive")));
+	return make_window(fcinfo, WA_TIME_INTEGER, gap, gap, 0, "session");
 }
 
 

@@ -253,10 +253,7 @@ wa_engine_create(const wa_config *config)
 
 /* ---------- keys ---------- */
 
-/*
- * int64 keys hash through wa_hash_int, a bijection on 64-bit integers:
- * equal hashes mean equal keys, and the key itself need not be loaded.
- */
+/* int64 keys: equal hashes are equal keys (wa_key_hash) */
 static bool
 key_eq_int(const void *stored, const void *probe)
 {
@@ -269,18 +266,8 @@ static bool
 key_eq_bytes(const void *stored, const void *probe)
 {
 	const keystate *k = stored;
-	const wa_key *p = probe;
 
-	/* memcmp must not see a NULL pointer, even for zero bytes */
-	return k->len == p->len &&
-		(p->len == 0 || memcmp(k->bytes, p->bytes, p->len) == 0);
-}
-
-static inline uint64_t
-key_hash(const wa_engine *e, const wa_key *key)
-{
-	return e->byte_keys ? wa_hash_bytes(key->bytes, key->len) :
-		wa_hash_int((uint64_t) key->ival);
+	return wa_key_bytes_equal(k->bytes, k->len, probe);
 }
 
 static keystate *key_create(wa_engine *e, const wa_key *key, uint64_t hash);
@@ -289,7 +276,7 @@ static keystate *key_create(wa_engine *e, const wa_key *key, uint64_t hash);
 static inline keystate *
 key_lookup_or_create(wa_engine *e, const wa_key *key)
 {
-	uint64_t	hash = key_hash(e, key);
+	uint64_t	hash = wa_key_hash(e, key);
 	keystate   *k;
 
 	/* two calls, so that each inlines its own equality test */

@@ -165,6 +165,27 @@ struct wa_engine
 	wa_stats	stats;
 };
 
+/* ---------- keys (the fixed windows' table and the sessions') ---------- */
+
+/*
+ * int64 keys hash through wa_hash_int, a bijection on 64-bit integers:
+ * equal hashes mean equal keys, and the key itself need not be compared.
+ */
+static inline uint64_t
+wa_key_hash(const wa_engine *e, const wa_key *key)
+{
+	return e->byte_keys ? wa_hash_bytes(key->bytes, key->len) :
+		wa_hash_int((uint64_t) key->ival);
+}
+
+/* A stored byte key against a probe (memcmp never sees a NULL pointer). */
+static inline bool
+wa_key_bytes_equal(const uint8_t *bytes, uint32_t len, const wa_key *probe)
+{
+	return len == probe->len &&
+		(len == 0 || memcmp(bytes, probe->bytes, len) == 0);
+}
+
 /* ---------- time arithmetic in slice units ---------- */
 
 static inline wa_tick

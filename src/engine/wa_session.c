@@ -141,10 +141,10 @@ emit_next_revision(wa_engine *e, const session_key *k, int i, session_entry *s)
 
 /* ---------- keys ---------- */
 
+/* int64 keys: equal hashes are equal keys (wa_key_hash) */
 static bool
 key_eq_int(const void *stored, const void *probe)
 {
-	/* wa_hash_int is a bijection: equal hashes are equal keys */
 	(void) stored;
 	(void) probe;
 	return true;
@@ -154,17 +154,8 @@ static bool
 key_eq_bytes(const void *stored, const void *probe)
 {
 	const session_key *k = stored;
-	const wa_key *p = probe;
 
-	return k->len == p->len &&
-		(p->len == 0 || memcmp(k->bytes, p->bytes, p->len) == 0);
-}
-
-static inline uint64_t
-key_hash(const wa_engine *e, const wa_key *key)
-{
-	return e->byte_keys ? wa_hash_bytes(key->bytes, key->len) :
-		wa_hash_int((uint64_t) key->ival);
+	return wa_key_bytes_equal(k->bytes, k->len, probe);
 }
 
 static inline size_t
@@ -451,7 +442,7 @@ wa_sessions_ingest(wa_engine *e, const wa_key *key, int64_t t,
 				   const wa_value *values)
 {
 	wa_sessions *ss = &e->sessions;
-	uint64_t	hash = key_hash(e, key);
+	uint64_t	hash = wa_key_hash(e, key);
 	session_key *k = key_find(e, key, hash);
 	int			accepted = 0;
 

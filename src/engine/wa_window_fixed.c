@@ -59,5 +59,4 @@ const wa_window_kind wa_fixed_windows = {
 	.windows_of = fixed_windows_of,
 	.next_start = fixed_next_start,
 	.window_end = fixed_window_end,
-	.merge = NULL,				/* fixed windows never merge */
 };

@@ -4,10 +4,10 @@
  *	  The seam for window kinds, private to the engine: what a kind of
  *	  window says to the engine.
  *
- * A window kind answers four questions, in slice units (wa_engine_int.h):
+ * A window kind answers three questions, in slice units (wa_engine_int.h):
  * where slice boundaries lie (slice_start, slice_of), which windows of a
- * spec an event's slice falls into (windows_of, next_start), when a window
- * ends and so fires (window_end), and whether windows merge (merge).  The
+ * spec an event's slice falls into (windows_of, next_start), and when a
+ * window ends and so fires (window_end).  The
  * watermark, lateness, late panes, dead letters and checkpoints stay the
  * engine's, the same for every kind.
  *
@@ -30,11 +30,11 @@
  *	  slice_of from a table of boundaries, since days have 23 or 25 hours
  *	  and months 28 to 31 days; windows_of and window_end count slices,
  *	  not ticks, so the slice store, firing and expiry stay as they are.
- *	- Session windows (a gap closes a session): no slices; windows are per
- *	  key and merge when an event bridges a gap.  merge reports the windows
- *	  an event merged and retracts those it replaced, so that a late pane
- *	  can withdraw a session that no longer exists; the engine then emits
- *	  the retraction and the merged window's new revision.
+ *	- Session windows did not plug in here: they have no slices, and this
+ *	  table asks slice questions.  They are a store of their own beside the
+ *	  slices (wa_session.h, wa_session.c), which the engine drives through
+ *	  ingest, the watermark, emit_late, flush and the live view; retracting
+ *	  the sessions a merge replaced is theirs too (WA_PANE_RETRACT).
  *	- Aggregates with variable-size states need nothing of a kind: they
  *	  live in accumulators like the kernels' (wa_agg_generic, wa_agg.h).
  *
@@ -51,19 +51,6 @@
 
 #include "wa_engine.h"
 #include "wa_time.h"
-
-/*
- * A window merged by an event (session windows): the windows [start, end)
- * that the merge replaced, to retract, and the one that replaces them.
- */
-typedef struct wa_window_merge
-{
-	int			n_retracted;
-	const wa_tick *retracted_start;
-	const wa_tick *retracted_end;
-	wa_tick		merged_start;
-	wa_tick		merged_end;
-} wa_window_merge;
 
 /* A window kind: a routine table (the engine never asks which it drives). */
 typedef struct wa_window_kind
@@ -90,13 +77,6 @@ typedef struct wa_window_kind
 	 */
 	wa_tick		(*window_end) (const wa_engine *e, int j, wa_tick ws);
 
-	/*
-	 * Windows that merge (sessions): called after an event of key at slice
-	 * s joined its windows; fills *merge and returns true if it merged
-	 * windows.  NULL for kinds whose windows never merge.
-	 */
-	bool		(*merge) (wa_engine *e, const wa_key *key, int j, wa_tick s,
-						  wa_window_merge *merge);
 } wa_window_kind;
 
 /* Tumbling and hopping windows (wa_window_fixed.c). */

@@ -140,6 +140,12 @@ wa_catalog_load(int32 id, const char *name)
 	d = get_datum(tup, desc, Anum_load_windows, &isnull);
 	/* a definition is read as it was made: its worker checks the limits */
 	wa_window_set_decode(DatumGetArrayTypePCopy(d), &def->windows);
+	/* create_pipeline refuses them; a definition is not to be trusted more */
+	if (def->windows.n_sessions > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pipeline \"%s\" has session windows, which pipelines do not support yet",
+						def->name)));
 	def->bound = DatumGetInt64(get_datum(tup, desc, Anum_load_bound, &isnull));
 	def->lateness = DatumGetInt64(get_datum(tup, desc, Anum_load_lateness, &isnull));
 	d = get_datum(tup, desc, Anum_load_idle_timeout, &isnull);

@@ -1251,6 +1251,13 @@ wa_agg_query_shape(const WaAggQuery *q, const WaWindowSet *windows,
 		SHAPE_ADD(ctx, windows->windows[i].slide);
 		SHAPE_ADD(ctx, windows->windows[i].origin);
 	}
+	/* only when there are any: a shape made before sessions stays as it was */
+	if (windows->n_sessions > 0)
+	{
+		SHAPE_ADD(ctx, windows->n_sessions);
+		for (int i = 0; i < windows->n_sessions; i++)
+			SHAPE_ADD(ctx, windows->sessions[i].gap);
+	}
 	SHAPE_ADD(ctx, bound);
 	SHAPE_ADD(ctx, lateness);
 	if (pg_cryptohash_final(ctx, shape, WA_SHAPE_LEN) < 0)
@@ -1275,6 +1282,8 @@ wa_agg_query_engine_config(const WaAggQuery *q, const WaWindowSet *windows,
 	memset(config, 0, sizeof(*config));
 	config->n_windows = windows->n_windows;
 	config->windows = windows->windows;
+	config->n_sessions = windows->n_sessions;
+	config->sessions = windows->sessions;
 	config->bound = bound;
 	config->lateness = lateness;
 	config->n_aggs = q->n_aggs;

@@ -87,15 +87,26 @@ extern int64 wa_wall_clock(TimestampTz now, pg_tz *zone);
 
 /* ---------- window specifications (window_set.c) ---------- */
 
+/*
+ * A decoded window set: its fixed windows (tumbling, hopping) and its
+ * session windows, each in the order the array gives them.  The engine
+ * numbers them so too, fixed windows first.  A session's max_time is
+ * INT64_MAX until the caller limits it to the event time's type
+ * (wa_window_set_limit_sessions).
+ */
 typedef struct WaWindowSet
 {
 	WaTimeDomain domain;
 	int			n_windows;
 	wa_window  *windows;
+	int			n_sessions;
+	wa_session_window *sessions;
 } WaWindowSet;
 
 /* Decode and check a windowagg.window[] argument. */
 extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);
+/* No session may end past what type typid can hold. */
+extern void wa_window_set_limit_sessions(WaWindowSet *set, Oid typid);
 /* The same without the limits below (definitions made by older versions). */
 extern void wa_window_set_decode(ArrayType *arr, WaWindowSet *set);
 

@@ -5,8 +5,10 @@
  *	  limits are window_checks.c's).
  *
  * A window is the composite windowagg.window (time_domain, size, slide,
- * origin), sizes and origin in ticks, made by the constructors in
- * src/commands/windows.c.
+ * origin, kind, time_zone, size_unit, slide_unit), sizes and origin in
+ * ticks, made by the constructors in src/commands/windows.c.  Values made
+ * before 0.3.0 (kept in pipeline definitions) have the first four
+ * attributes only, and read as NULL beyond.
  *
  * src/query/window_set.c
  *
@@ -20,12 +22,32 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+static bool window_is_session(HeapTupleHeader tup, int i);
+
+static void add_session(WaWindowSet *set, int64 gap, int i);
+
+/*
+ * Attribute attno of a window value, NULL beyond the attributes the value
+ * has: one made before 0.3.0 has four, and so has the type itself while
+ * the extension's objects are older than the library.
+ */
+static Datum
+window_attr(HeapTupleHeader tup, int attno, bool *isnull)
+{
+	if (attno > HeapTupleHeaderGetNatts(tup))
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return GetAttributeByNum(tup, attno, isnull);
+}
+
 /* Read one field of a windowagg.window value. */
 static int64
 window_field(HeapTupleHeader tup, int attno, const char *name)
 {
 	bool		isnull;
-	Datum		d = GetAttributeByNum(tup, attno, &isnull);
+	Datum		d = window_attr(tup, attno, &isnull);
 
 	if (isnull)
 		ereport(ERROR,
@@ -64,8 +86,10 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 				 errmsg("windows must not be empty"),
 				 errhint("Pass for example ARRAY[windowagg.tumbling('1 hour')].")));
 
-	set->n_windows = n;
+	set->n_windows = 0;
 	set->windows = palloc(sizeof(wa_window) * n);
+	set->n_sessions = 0;
+	set->sessions = palloc(sizeof(wa_session_window) * n);
 	for (int i = 0; i < n; i++)
 	{
 		HeapTupleHeader tup;
@@ -73,14 +97,14 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 		Datum		d_datum;
 		char	   *domain;
 		WaTimeDomain d;
-		wa_window  *w = &set->windows[i];
+		wa_window	w;
 
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("windows must not contain nulls")));
 		tup = DatumGetHeapTupleHeader(elems[i]);
-		d_datum = GetAttributeByNum(tup, 1, &isnull);
+		d_datum = window_attr(tup, 1, &isnull);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -94,7 +118,7 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid window time_domain \"%s\"", domain),
-					 errhint("Build windows with windowagg.tumbling() or windowagg.hopping().")));
+					 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
 		if (i == 0)
 			set->domain = d;
 		else if (d != set->domain)
@@ -102,11 +126,90 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("windows mix interval and integer sizes"),
 					 errhint("Use interval sizes for timestamp event times and integer sizes for integer event times.")));
-		w->size = window_field(tup, 2, "size");
-		w->slide = window_field(tup, 3, "slide");
-		w->origin = window_field(tup, 4, "origin");
+		w.size = window_field(tup, 2, "size");
+		w.slide = window_field(tup, 3, "slide");
+		w.origin = window_field(tup, 4, "origin");
+		for (int attno = 6; attno <= 8; attno++)
+		{
+			(void) window_attr(tup, attno, &isnull);
+			if (!isnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("calendar windows are not supported yet"),
+						 errdetail("Window %d has a time zone or a calendar unit.", i + 1),
+						 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
+		}
 		CHECK_FOR_INTERRUPTS();
-		wa_window_check(set, i);
+		if (window_is_session(tup, i))
+			add_session(set, w.size, i);
+		else
+		{
+			set->windows[set->n_windows++] = w;
+			wa_window_check(set, set->n_windows - 1);
+		}
+	}
+}
+
+/*
+ * Whether window i (tuple tup) is a session window; a NULL kind is a
+ * window made before sessions existed, tumbling or hopping.
+ */
+static bool
+window_is_session(HeapTupleHeader tup, int i)
+{
+	bool		isnull;
+	Datum		d = window_attr(tup, 5, &isnull);
+	char	   *kind;
+
+	if (isnull)
+		return false;
+	kind = TextDatumGetCString(d);
+	if (strcmp(kind, "session") == 0)
+		return true;
+	if (strcmp(kind, "tumbling") == 0 || strcmp(kind, "hopping") == 0)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid window kind \"%s\"", kind),
+			 errdetail("Window %d is not tumbling, hopping or session.", i + 1),
+			 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
+	return false;				/* keep the compiler quiet */
+}
+
+/* A session window of the given gap: positive, and no other has it. */
+static void
+add_session(WaWindowSet *set, int64 gap, int i)
+{
+	if (gap <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("session gap must be positive"),
+				 errdetail("Window %d has gap " INT64_FORMAT ".", i + 1, gap)));
+	for (int j = 0; j < set->n_sessions; j++)
+		if (set->sessions[j].gap == gap)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window %d repeats a session window", i + 1),
+					 errdetail("Two session windows with one gap would write every session twice."),
+					 errhint("Keep one of them.")));
+	set->sessions[set->n_sessions].gap = gap;
+	set->sessions[set->n_sessions].max_time = PG_INT64_MAX;
+	set->n_sessions++;
+}
+
+void
+wa_window_set_limit_sessions(WaWindowSet *set, Oid typid)
+{
+	wa_tick		lowest;
+	wa_tick		highest;
+
+	wa_ticks_range(typid, &lowest, &highest);
+	for (int i = 0; i < set->n_sessions; i++)
+	{
+		wa_tick		last = highest - set->sessions[i].gap;
+
+		set->sessions[i].max_time = last > PG_INT64_MAX ? PG_INT64_MAX :
+			last < PG_INT64_MIN ? PG_INT64_MIN : (int64) last;
 	}
 }
 
