@@ -51,7 +51,7 @@ endif
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test demo fuzz bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical check-engine
+.PHONY: test demo fuzz bench bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical bench-session check-engine
 
 check-engine:
 	$(MAKE) -C test/engine check
@@ -65,7 +65,7 @@ fuzz:
 demo:
 	bash test/demo.sh
 
-bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical
+bench: bench-engine bench-sql bench-moving bench-pipeline bench-checkpoint bench-multiwindow bench-logical bench-session
 
 bench-engine:
 	$(MAKE) -C bench/engine run
@@ -85,6 +85,9 @@ bench-pipeline:
 
 bench-logical:
 	bash bench/logical/run.sh
+
+bench-session:
+	bash bench/session/run.sh
 
 bench-checkpoint:
 	bash bench/checkpoint/run.sh
