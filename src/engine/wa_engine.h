@@ -57,8 +57,8 @@
  *	  wa_engine_emit_late emits its next revision, as for fixed windows.
  *	- Sessions share no slices with fixed windows or with each other; they
  *	  share the watermark, the lateness and the arrival order.  An engine
- *	  may have only session windows.  Checkpoints do not hold sessions yet
- *	  (see wa_engine_checkpoint).
+ *	  may have only session windows.  Sessions are checkpointed on their
+ *	  own (wa_engine_checkpoint_sessions).
  *
  * Firing work is proportional to the (key, window) pairs that hold data:
  * keys wait in a min-heap ordered by their next deadline (next window end
@@ -316,8 +316,9 @@ typedef void (*wa_save_slice_fn) (void *arg, const wa_key *key,
  * that has expired by the restored watermark.)  *time receives the time
  * state.
  *
- * An engine with session windows cannot be checkpointed (their sessions
- * are not part of it): callers refuse such configurations.
+ * Sessions are checkpointed apart from the slices, by
+ * wa_engine_checkpoint_sessions below; an engine with session windows
+ * takes both, at the same moment.
  *
  * Take the checkpoint right after wa_engine_emit_late: late panes still
  * pending (windows dirtied since the last emit_late) are not part of the
@@ -366,6 +367,57 @@ extern bool wa_engine_restore_slice(wa_engine *engine, const wa_key *key,
 									uint32_t acc_size);
 /* After the last slice: rebuild key deadlines and per-key firing state. */
 extern void wa_engine_restore_done(wa_engine *engine);
+
+/*
+ * A session as a checkpoint holds it (acc: wa_engine_acc_size() bytes).
+ */
+typedef struct wa_session_image
+{
+	wa_tick		start;
+	wa_tick		end;
+	int64_t		revision;		/* panes emitted for it, inherited too */
+	bool		has_row;		/* its last pane stands */
+	void	   *acc;			/* read only, when the engine reports it */
+} wa_session_image;
+
+/*
+ * What a key holds in one session window (window: n_windows + the index
+ * of its session window, as in panes): its open sessions, in start order,
+ * and the latest end of its closed ones (WA_TICK_MIN: none).  n = 0 with
+ * no horizon means the key holds nothing there any more: the caller
+ * deletes what it saved for (key, window).  key, sessions and their
+ * accumulators are valid only during the call.
+ */
+typedef void (*wa_save_sessions_fn) (void *arg, const wa_key *key, int window,
+									 wa_tick horizon, int n,
+									 const wa_session_image *sessions);
+
+/*
+ * Report every (key, session window) whose sessions or horizon changed
+ * since the previous call (or since creation or restore), through save(),
+ * in no particular order; then forget the changes.  Take it with
+ * wa_engine_checkpoint, right after wa_engine_emit_late (so that no
+ * session is due without its pane).  save() must not call into the
+ * engine.
+ */
+extern void wa_engine_checkpoint_sessions(wa_engine *engine,
+										  wa_save_sessions_fn save, void *arg);
+
+/*
+ * Restore what wa_engine_checkpoint_sessions reported last for one (key,
+ * session window), after wa_engine_restore_time and before
+ * wa_engine_restore_done, each (key, window) at most once.  The engine
+ * takes over the accumulators' generic states (it keeps them, or releases
+ * them when it returns false).  Returns false, and keeps nothing, for
+ * sessions that events could not have left at the restored watermark (out
+ * of order or overlapping, shorter than the gap, closed, due without a
+ * pane, past max_time, an invalid accumulator, an unknown window): the
+ * caller reports the checkpoint corrupt.  Revisions go on from the
+ * restored ones.
+ */
+extern bool wa_engine_restore_sessions(wa_engine *engine, const wa_key *key,
+									   int window, wa_tick horizon, int n,
+									   const wa_session_image *sessions);
 
 /*
  * Call fn for every window that holds data and has not fired yet (its end

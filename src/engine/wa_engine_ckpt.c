@@ -32,8 +32,6 @@ void
 wa_engine_checkpoint(wa_engine *e, wa_save_slice_fn save, void *arg,
 					 int64_t *expire_below, wa_time_state *time)
 {
-	/* sessions are not part of a checkpoint (wa_engine.h) */
-	WA_ASSERT(e->sessions.n == 0);
 	for (int64_t i = 0; i < e->n_dirty_keys; i++)
 	{
 		keystate   *k = e->dirty_keys[i];
@@ -177,4 +175,6 @@ wa_engine_restore_done(wa_engine *e)
 		k->fired_end = e->fired_end;
 		wa_key_reschedule(e, k);
 	}
+	if (e->sessions.n > 0)
+		wa_sessions_restore_done(e);
 }

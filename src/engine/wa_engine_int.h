@@ -354,6 +354,7 @@ extern wa_ingest_result wa_sessions_ingest(wa_engine *e, const wa_key *key,
 extern void wa_sessions_advance(wa_engine *e);
 extern void wa_sessions_emit_late(wa_engine *e);
 extern void wa_sessions_reset(wa_engine *e);
+extern void wa_sessions_restore_done(wa_engine *e);
 extern void wa_sessions_destroy(wa_engine *e);
 extern void wa_sessions_live(const wa_engine *e, const wa_agg_layout *layout,
 							 wa_emit_fn fn, void *arg, void *scratch,

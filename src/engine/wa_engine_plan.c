@@ -57,6 +57,8 @@ wa_config_check(const wa_config *config)
 		return "windows must not be NULL";
 	if (config->n_sessions > 0 && config->sessions == NULL)
 		return "sessions must not be NULL";
+	if (config->n_sessions > WA_MAX_SESSION_WINDOWS)
+		return "too many session windows";
 	for (int i = 0; i < config->n_sessions; i++)
 		if (config->sessions[i].gap <= 0)
 			return "session gap must be positive";

@@ -128,10 +128,13 @@ emit_session(wa_engine *e, const session_key *k, int i, session_entry *s,
 	e->emit(e->emit_arg, &pane);
 }
 
+static void key_mark_changed(wa_engine *e, session_key *k, int i);
+
 /* The next pane of s, whose data its last pane (if any) lacks. */
 static void
-emit_next_revision(wa_engine *e, const session_key *k, int i, session_entry *s)
+emit_next_revision(wa_engine *e, session_key *k, int i, session_entry *s)
 {
+	key_mark_changed(e, k, i);
 	s->revision++;
 	emit_session(e, k, i, s, s->revision == 1 && !s->has_row &&
 				 !s->dirty ? WA_PANE_ON_TIME : WA_PANE_LATE, s->revision);
@@ -183,6 +186,7 @@ key_create(wa_engine *e, const wa_key *key, uint64_t hash)
 	k->node.pos = -1;
 	k->node.deadline = WA_TICK_MAX;
 	k->dirty_pos = -1;
+	k->ckpt_pos = -1;
 	for (int i = 0; i < ss->n; i++)
 		k->runs[i].closed_end = WA_TICK_MIN;
 	if (e->byte_keys)
@@ -215,7 +219,7 @@ key_free_memory(wa_engine *e, session_key *k)
 		if (r->items != NULL)
 			wa_mem_free(&e->mem, r->items, (size_t) r->capacity * ss->stride);
 	}
-	if (e->byte_keys)
+	if (e->byte_keys && k->bytes != NULL)
 		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
 	wa_mem_free(&e->mem, k, key_size(ss));
 }
@@ -259,6 +263,114 @@ entry_deadline(const wa_engine *e, const session_entry *s)
 	return s->end > e->wm ? s->end : s->end + e->lateness;
 }
 
+/* Run i of key k changed: the next checkpoint reports it. */
+static void
+key_mark_changed(wa_engine *e, session_key *k, int i)
+{
+	wa_sessions *ss = &e->sessions;
+
+	k->ckpt_changed |= UINT64_C(1) << i;
+	if (k->ckpt_pos >= 0)
+		return;
+	if (ss->n_changed == ss->changed_capacity)
+	{
+		int64_t		capacity = ss->changed_capacity ? ss->changed_capacity * 2 : 64;
+
+		ss->changed = ss->changed == NULL ?
+			wa_mem_alloc(&e->mem, capacity * sizeof(session_key *)) :
+			wa_mem_realloc(&e->mem, ss->changed,
+						   ss->changed_capacity * sizeof(session_key *),
+						   capacity * sizeof(session_key *));
+		ss->changed_capacity = capacity;
+	}
+	k->ckpt_pos = ss->n_changed;
+	ss->changed[ss->n_changed++] = k;
+}
+
+/*
+ * Key k's next deadline (see wa_session.h), or false if nothing of it is
+ * left: no open session, and no horizon that still matters.
+ */
+static bool
+key_next_deadline(const wa_engine *e, const session_key *k, wa_tick *deadline)
+{
+	const wa_sessions *ss = &e->sessions;
+	bool		empty = true;
+
+	*deadline = WA_TICK_MAX;
+	for (int i = 0; i < ss->n; i++)
+	{
+		const session_run *r = &k->runs[i];
+
+		for (uint32_t j = 0; j < r->count; j++)
+		{
+			wa_tick		d = entry_deadline(e, entry_at(ss, r, j));
+
+			if (d < *deadline)
+				*deadline = d;
+		}
+		if (r->closed_end != WA_TICK_MIN &&
+			r->closed_end + ss->gaps[i] + e->lateness < *deadline)
+			*deadline = r->closed_end + ss->gaps[i] + e->lateness;
+		if (r->count > 0 || r->closed_end != WA_TICK_MIN)
+			empty = false;
+	}
+	return !empty;
+}
+
+/* Free key k, which holds nothing: off every list, a tombstone if saved. */
+static void
+key_free(wa_engine *e, session_key *k)
+{
+	wa_sessions *ss = &e->sessions;
+
+	if (k->node.pos >= 0)
+		wa_heap_remove(&ss->deadlines, &k->node);
+	if (k->dirty_pos >= 0)
+	{
+		session_key *last = ss->dirty[--ss->n_dirty];
+
+		ss->dirty[k->dirty_pos] = last;
+		last->dirty_pos = k->dirty_pos;
+	}
+	if (k->ckpt_pos >= 0)
+	{
+		session_key *last = ss->changed[--ss->n_changed];
+
+		ss->changed[k->ckpt_pos] = last;
+		last->ckpt_pos = k->ckpt_pos;
+	}
+	if (k->ckpt_saved != 0)
+	{
+		session_gone *g;
+
+		if (ss->n_gone == ss->gone_capacity)
+		{
+			int64_t		capacity = ss->gone_capacity ? ss->gone_capacity * 2 : 16;
+
+			ss->gone = ss->gone == NULL ?
+				wa_mem_alloc(&e->mem, capacity * sizeof(session_gone)) :
+				wa_mem_realloc(&e->mem, ss->gone,
+							   ss->gone_capacity * sizeof(session_gone),
+							   capacity * sizeof(session_gone));
+			ss->gone_capacity = capacity;
+		}
+		g = &ss->gone[ss->n_gone++];
+		g->ival = k->ival;
+		g->len = k->len;
+		g->bytes = NULL;
+		g->runs = k->ckpt_saved;
+		if (e->byte_keys)
+		{
+			/* the key's own copy of its bytes goes to the tombstone */
+			g->bytes = k->bytes;
+			k->bytes = NULL;
+		}
+	}
+	wa_hashtab_remove(&ss->keys, k->hash, k);
+	key_free_memory(e, k);
+}
+
 /*
  * Bring key k up to the watermark: fire the sessions it reached, emit and
  * close the ones that closed, forget a horizon that no longer matters;
@@ -268,8 +380,7 @@ static void
 key_visit(wa_engine *e, session_key *k)
 {
 	wa_sessions *ss = &e->sessions;
-	wa_tick		deadline = WA_TICK_MAX;
-	bool		empty = true;
+	wa_tick		deadline;
 
 	for (int i = 0; i < ss->n; i++)
 	{
@@ -295,16 +406,11 @@ key_visit(wa_engine *e, session_key *k)
 				memmove(entry_at(ss, r, kept), s, ss->stride);
 			kept++;
 		}
+		if (kept != r->count)
+			key_mark_changed(e, k, i);
 		WA_ASSERT(e->stats.n_sessions >= r->count - kept);
 		e->stats.n_sessions -= r->count - kept;
 		r->count = kept;
-		for (uint32_t j = 0; j < r->count; j++)
-		{
-			wa_tick		d = entry_deadline(e, entry_at(ss, r, j));
-
-			if (d < deadline)
-				deadline = d;
-		}
 
 		/*
 		 * A horizon matters while an event at or before it could still be
@@ -313,28 +419,15 @@ key_visit(wa_engine *e, session_key *k)
 		 */
 		if (r->closed_end != WA_TICK_MIN &&
 			r->closed_end + ss->gaps[i] + e->lateness <= e->wm)
+		{
 			r->closed_end = WA_TICK_MIN;
-		if (r->closed_end != WA_TICK_MIN &&
-			r->closed_end + ss->gaps[i] + e->lateness < deadline)
-			deadline = r->closed_end + ss->gaps[i] + e->lateness;
-		if (r->count > 0 || r->closed_end != WA_TICK_MIN)
-			empty = false;
+			key_mark_changed(e, k, i);
+		}
 	}
-	if (!empty)
-	{
+	if (key_next_deadline(e, k, &deadline))
 		key_set_deadline(e, k, deadline);
-		return;
-	}
-	wa_heap_remove(&ss->deadlines, &k->node);
-	if (k->dirty_pos >= 0)
-	{
-		session_key *last = ss->dirty[--ss->n_dirty];
-
-		ss->dirty[k->dirty_pos] = last;
-		last->dirty_pos = k->dirty_pos;
-	}
-	wa_hashtab_remove(&ss->keys, k->hash, k);
-	key_free_memory(e, k);
+	else
+		key_free(e, k);
 }
 
 /* ---------- ingest ---------- */
@@ -425,6 +518,7 @@ session_accept(wa_engine *e, session_key *k, int i, int64_t t,
 		}
 	}
 	wa_acc_update(&e->layout, entry_acc(s), values);
+	key_mark_changed(e, k, i);
 
 	/* a session already due gets its next pane from emit_late */
 	if (s->end <= e->wm)
@@ -507,6 +601,178 @@ wa_sessions_emit_late(wa_engine *e)
 	ss->n_dirty = 0;
 }
 
+/* ---------- checkpoints ---------- */
+
+/* Free the tombstones' key bytes, and forget them. */
+static void
+gone_clear(wa_engine *e)
+{
+	wa_sessions *ss = &e->sessions;
+
+	for (int64_t g = 0; g < ss->n_gone; g++)
+		if (ss->gone[g].bytes != NULL)
+			wa_mem_free(&e->mem, ss->gone[g].bytes,
+						ss->gone[g].len > 0 ? ss->gone[g].len : 1);
+	ss->n_gone = 0;
+}
+
+void
+wa_engine_checkpoint_sessions(wa_engine *e, wa_save_sessions_fn save, void *arg)
+{
+	wa_sessions *ss = &e->sessions;
+
+	/*
+	 * Tombstones first: a key freed and then made anew since the last
+	 * checkpoint is reported as it is now, after its deletion.
+	 */
+	for (int64_t g = 0; g < ss->n_gone; g++)
+	{
+		wa_key		key;
+
+		key.ival = ss->gone[g].ival;
+		key.bytes = ss->gone[g].bytes;
+		key.len = ss->gone[g].len;
+		for (int i = 0; i < ss->n; i++)
+			if (ss->gone[g].runs & (UINT64_C(1) << i))
+				save(arg, &key, ss->first_window + i, WA_TICK_MIN, 0, NULL);
+	}
+	gone_clear(e);
+	for (int64_t c = 0; c < ss->n_changed; c++)
+	{
+		session_key *k = ss->changed[c];
+		wa_key		key;
+
+		key.ival = k->ival;
+		key.bytes = k->bytes;
+		key.len = k->len;
+		for (int i = 0; i < ss->n; i++)
+		{
+			session_run *r = &k->runs[i];
+
+			if ((k->ckpt_changed & (UINT64_C(1) << i)) == 0)
+				continue;
+			if (r->count > ss->images_capacity)
+			{
+				uint32_t	capacity = r->count * 2;
+
+				ss->images = ss->images == NULL ?
+					wa_mem_alloc(&e->mem, sizeof(wa_session_image) * capacity) :
+					wa_mem_realloc(&e->mem, ss->images,
+								   sizeof(wa_session_image) * ss->images_capacity,
+								   sizeof(wa_session_image) * capacity);
+				ss->images_capacity = capacity;
+			}
+			for (uint32_t j = 0; j < r->count; j++)
+			{
+				session_entry *se = entry_at(ss, r, j);
+
+				/* taken after emit_late: nothing is due without its pane */
+				WA_ASSERT(!se->dirty);
+				ss->images[j].start = se->start;
+				ss->images[j].end = se->end;
+				ss->images[j].revision = se->revision;
+				ss->images[j].has_row = se->has_row;
+				ss->images[j].acc = entry_acc(se);
+			}
+			save(arg, &key, ss->first_window + i, r->closed_end, (int) r->count,
+				 ss->images);
+			if (r->count > 0 || r->closed_end != WA_TICK_MIN)
+				k->ckpt_saved |= UINT64_C(1) << i;
+			else
+				k->ckpt_saved &= ~(UINT64_C(1) << i);
+		}
+		k->ckpt_changed = 0;
+		k->ckpt_pos = -1;
+	}
+	ss->n_changed = 0;
+}
+
+/* Could events have left these sessions of window i at the watermark? */
+static bool
+sessions_valid(const wa_engine *e, int i, wa_tick horizon, int n,
+			   const wa_session_image *images)
+{
+	const wa_sessions *ss = &e->sessions;
+	int64_t		gap = ss->gaps[i];
+
+	if (n < 0 || (horizon != WA_TICK_MIN &&
+				  (horizon + e->lateness > e->wm ||
+				   horizon + gap + e->lateness <= e->wm)))
+		return false;
+	for (int j = 0; j < n; j++)
+	{
+		const wa_session_image *s = &images[j];
+
+		if (s->start < INT64_MIN || s->start > ss->max_times[i] ||
+			s->end - s->start < gap || s->end > (wa_tick) ss->max_times[i] + gap ||
+			s->revision < 0 || (s->has_row && s->revision == 0) ||
+			s->end + e->lateness <= e->wm || (s->end <= e->wm && !s->has_row) ||
+			(j > 0 && s->start <= images[j - 1].end) ||
+			(horizon != WA_TICK_MIN && s->start <= horizon) ||
+			!wa_acc_is_valid(&e->layout, s->acc))
+			return false;
+	}
+	return true;
+}
+
+bool
+wa_engine_restore_sessions(wa_engine *e, const wa_key *key, int window,
+						   wa_tick horizon, int n,
+						   const wa_session_image *images)
+{
+	wa_sessions *ss = &e->sessions;
+	int			i = window - ss->first_window;
+	session_key *k;
+	session_run *r;
+	bool		ok = i >= 0 && i < ss->n && sessions_valid(e, i, horizon, n, images);
+
+	/* each (key, window) once */
+	k = ok ? key_find(e, key, wa_key_hash(e, key)) : NULL;
+	if (k != NULL && (k->runs[i].count > 0 || k->runs[i].closed_end != WA_TICK_MIN))
+		ok = false;
+	if (!ok)
+	{
+		for (int j = 0; j < n; j++)
+			wa_acc_release(&e->layout, images[j].acc);
+		return false;
+	}
+	if (n == 0 && horizon == WA_TICK_MIN)
+		return true;
+	if (k == NULL)
+		k = key_create(e, key, wa_key_hash(e, key));
+	r = &k->runs[i];
+	r->closed_end = horizon;
+	for (int j = 0; j < n; j++)
+	{
+		session_entry *s = run_insert(e, r, r->count);
+
+		memset(s, 0, SESSION_HEADER);
+		s->start = images[j].start;
+		s->end = images[j].end;
+		s->revision = images[j].revision;
+		s->has_row = images[j].has_row;
+		memcpy(entry_acc(s), images[j].acc, e->layout.acc_size);
+	}
+	k->ckpt_saved |= UINT64_C(1) << i;
+	return true;
+}
+
+/* After a restore: every key restored gets its deadline. */
+void
+wa_sessions_restore_done(wa_engine *e)
+{
+	wa_sessions *ss = &e->sessions;
+
+	for (uint64_t slot = 0; slot <= ss->keys.mask; slot++)
+	{
+		session_key *k = ss->keys.slots[slot].ptr;
+		wa_tick		deadline;
+
+		if (k != NULL && key_next_deadline(e, k, &deadline))
+			key_set_deadline(e, k, deadline);
+	}
+}
+
 /* ---------- life ---------- */
 
 void
@@ -537,7 +803,17 @@ wa_sessions_reset(wa_engine *e)
 {
 	wa_sessions *ss = &e->sessions;
 
-	WA_ASSERT(ss->keys.count == 0 && ss->n_dirty == 0);
+	WA_ASSERT(ss->keys.count == 0 && ss->n_dirty == 0 && ss->n_changed == 0);
+	gone_clear(e);
+	wa_mem_free(&e->mem, ss->gone, ss->gone_capacity * sizeof(session_gone));
+	ss->gone = NULL;
+	ss->gone_capacity = 0;
+	wa_mem_free(&e->mem, ss->changed, ss->changed_capacity * sizeof(session_key *));
+	ss->changed = NULL;
+	ss->changed_capacity = 0;
+	wa_mem_free(&e->mem, ss->images, sizeof(wa_session_image) * ss->images_capacity);
+	ss->images = NULL;
+	ss->images_capacity = 0;
 	wa_hashtab_destroy(&ss->keys, &e->mem);
 	wa_hashtab_init(&ss->keys, &e->mem);
 	wa_heap_destroy(&ss->deadlines, &e->mem);
@@ -561,6 +837,10 @@ wa_sessions_destroy(wa_engine *e)
 	wa_hashtab_destroy(&ss->keys, &e->mem);
 	wa_heap_destroy(&ss->deadlines, &e->mem);
 	wa_mem_free(&e->mem, ss->dirty, ss->dirty_capacity * sizeof(session_key *));
+	wa_mem_free(&e->mem, ss->changed, ss->changed_capacity * sizeof(session_key *));
+	gone_clear(e);
+	wa_mem_free(&e->mem, ss->gone, ss->gone_capacity * sizeof(session_gone));
+	wa_mem_free(&e->mem, ss->images, sizeof(wa_session_image) * ss->images_capacity);
 	if (ss->n > 0)
 	{
 		wa_mem_free(&e->mem, ss->gaps, sizeof(int64_t) * ss->n);

@@ -52,6 +52,9 @@ typedef struct session_entry
 
 #define SESSION_HEADER ((uint32_t) ((sizeof(session_entry) + 7) & ~(size_t) 7))
 
+/* Session windows per engine: a key's changed runs are bits of a uint64. */
+#define WA_MAX_SESSION_WINDOWS 64
+
 /* The sessions of one session window for one key. */
 typedef struct session_run
 {
@@ -70,8 +73,20 @@ typedef struct session_key
 	uint8_t    *bytes;
 	uint32_t	len;
 	int64_t		dirty_pos;		/* index in wa_sessions.dirty, or -1 */
+	int64_t		ckpt_pos;		/* index in wa_sessions.changed, or -1 */
+	uint64_t	ckpt_changed;	/* runs changed since the last checkpoint */
+	uint64_t	ckpt_saved;		/* runs whose last checkpoint held state */
 	session_run runs[];			/* one per session window */
 } session_key;
+
+/* A freed key whose runs a checkpoint saved: they must be deleted. */
+typedef struct session_gone
+{
+	int64_t		ival;
+	uint8_t    *bytes;
+	uint32_t	len;
+	uint64_t	runs;			/* ckpt_saved when it was freed */
+} session_gone;
 
 typedef struct wa_sessions
 {
@@ -85,6 +100,14 @@ typedef struct wa_sessions
 	session_key **dirty;		/* keys with dirty sessions */
 	int64_t		n_dirty;
 	int64_t		dirty_capacity;
+	session_key **changed;		/* keys changed since the last checkpoint */
+	int64_t		n_changed;
+	int64_t		changed_capacity;
+	session_gone *gone;			/* keys freed since then */
+	int64_t		n_gone;
+	int64_t		gone_capacity;
+	wa_session_image *images;	/* a checkpoint's scratch */
+	uint32_t	images_capacity;
 	wa_drop_reason last_drop;
 } wa_sessions;
 

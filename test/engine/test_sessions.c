@@ -742,6 +742,213 @@ open_unreached(const sref *ref)
 	return n;
 }
 
+/* ---------- checkpoints: a store as a pipeline keeps one ---------- */
+
+typedef struct saved_slice
+{
+	int			key;
+	int64_t		slice;
+	void	   *acc;
+} saved_slice;
+
+typedef struct saved_run
+{
+	bool		used;
+	wa_tick		horizon;
+	int			n;
+	wa_session_image *images;
+} saved_run;
+
+typedef struct store
+{
+	const sess_case *c;
+	const wa_agg_generic *generic;
+	uint32_t	acc_size;
+	saved_slice *slices;
+	int64_t		n_slices;
+	int64_t		cap_slices;
+	saved_run  *runs;			/* key * n_sessions + session window */
+	size_t		state_at[N_SESSION_AGGS];	/* generic states' offsets */
+	int64_t		n_saves;
+	wa_time_state time;
+} store;
+
+/* The generic aggregates of session_aggs: the last two. */
+#define FIRST_GENERIC N_AGGS
+
+/*
+ * A copy of an accumulator with generic states of its own, made with
+ * owner's memory (NULL: the C library's, as a pipeline's table holds them
+ * apart from any engine).
+ */
+static void **
+state_slot(const store *st, void *acc, int a)
+{
+	return (void **) ((char *) acc + st->state_at[a]);
+}
+
+static void *
+copy_acc(const store *st, struct wa_mem *owner, const void *src)
+{
+	void	   *dst = malloc(st->acc_size);
+
+	memcpy(dst, src, st->acc_size);
+	for (int a = FIRST_GENERIC; a < N_SESSION_AGGS; a++)
+	{
+		void	  **slot = state_slot(st, dst, a);
+		void	   *copy = NULL;
+
+		if (*slot != NULL)
+			st->generic->copy(st->generic->arg, owner, a, &copy, *slot);
+		*slot = copy;
+	}
+	return dst;
+}
+
+static void
+free_acc(const store *st, void *acc)
+{
+	for (int a = FIRST_GENERIC; a < N_SESSION_AGGS; a++)
+	{
+		void	  **slot = state_slot(st, acc, a);
+
+		if (*slot != NULL)
+			st->generic->release(st->generic->arg, NULL, a, *slot);
+	}
+	free(acc);
+}
+
+static void
+store_slice(void *arg, const wa_key *key, int64_t slice, const void *acc,
+			uint32_t acc_size)
+{
+	store	   *st = arg;
+	int			k = decode_key(st->c, key);
+
+	(void) acc_size;
+	for (int64_t i = 0; i < st->n_slices; i++)
+		if (st->slices[i].key == k && st->slices[i].slice == slice)
+		{
+			free_acc(st, st->slices[i].acc);
+			st->slices[i].acc = copy_acc(st, NULL, acc);
+			return;
+		}
+	if (st->n_slices == st->cap_slices)
+	{
+		st->cap_slices = st->cap_slices ? st->cap_slices * 2 : 256;
+		st->slices = realloc(st->slices, sizeof(saved_slice) * (size_t) st->cap_slices);
+	}
+	st->slices[st->n_slices].key = k;
+	st->slices[st->n_slices].slice = slice;
+	st->slices[st->n_slices++].acc = copy_acc(st, NULL, acc);
+}
+
+static void
+run_clear(const store *st, saved_run *r)
+{
+	for (int j = 0; j < r->n; j++)
+		free_acc(st, r->images[j].acc);
+	free(r->images);
+	memset(r, 0, sizeof(*r));
+}
+
+static void
+store_sessions(void *arg, const wa_key *key, int window, wa_tick horizon, int n,
+			   const wa_session_image *images)
+{
+	store	   *st = arg;
+	saved_run  *r = &st->runs[decode_key(st->c, key) * st->c->n_sessions +
+							  window - st->c->n_fixed];
+
+	st->n_saves++;
+	run_clear(st, r);
+	if (n == 0 && horizon == WA_TICK_MIN)
+		return;
+	r->used = true;
+	r->horizon = horizon;
+	r->n = n;
+	r->images = calloc((size_t) n + 1, sizeof(wa_session_image));
+	for (int j = 0; j < n; j++)
+	{
+		r->images[j] = images[j];
+		r->images[j].acc = copy_acc(st, NULL, images[j].acc);
+	}
+}
+
+/* Checkpoint e into the store (right after emit_late). */
+static void
+store_checkpoint(store *st, wa_engine *e)
+{
+	int64_t		expire_below;
+	int64_t		kept = 0;
+
+	wa_engine_checkpoint(e, store_slice, st, &expire_below, &st->time);
+	wa_engine_checkpoint_sessions(e, store_sessions, st);
+	for (int64_t i = 0; i < st->n_slices; i++)
+	{
+		if (st->slices[i].slice < expire_below)
+			free_acc(st, st->slices[i].acc);
+		else
+			st->slices[kept++] = st->slices[i];
+	}
+	st->n_slices = kept;
+}
+
+/* A new engine with what the store holds; false if it refused any of it. */
+static bool
+store_restore(store *st, wa_engine *e)
+{
+	uint8_t		kbuf[16];
+	bool		ok = true;
+
+	wa_engine_restore_time(e, &st->time);
+	for (int64_t i = 0; i < st->n_slices; i++)
+	{
+		wa_key		key;
+		void	   *acc = copy_acc(st, wa_engine_mem(e), st->slices[i].acc);
+
+		encode_key(st->c, st->slices[i].key, &key, kbuf);
+		ok &= wa_engine_restore_slice(e, &key, st->slices[i].slice, acc,
+									  st->acc_size);
+		free(acc);
+	}
+	for (int k = 0; k < st->c->n_keys; k++)
+		for (int i = 0; i < st->c->n_sessions; i++)
+		{
+			saved_run  *r = &st->runs[k * st->c->n_sessions + i];
+			wa_session_image *images;
+			wa_key		key;
+
+			if (!r->used)
+				continue;
+			images = calloc((size_t) r->n + 1, sizeof(wa_session_image));
+			for (int j = 0; j < r->n; j++)
+			{
+				images[j] = r->images[j];
+				images[j].acc = copy_acc(st, wa_engine_mem(e), r->images[j].acc);
+			}
+			encode_key(st->c, k, &key, kbuf);
+			ok &= wa_engine_restore_sessions(e, &key, st->c->n_fixed + i,
+											 r->horizon, r->n, images);
+			for (int j = 0; j < r->n; j++)
+				free(images[j].acc);
+			free(images);
+		}
+	wa_engine_restore_done(e);
+	return ok;
+}
+
+static void
+store_free(store *st)
+{
+	for (int64_t i = 0; i < st->n_slices; i++)
+		free_acc(st, st->slices[i].acc);
+	free(st->slices);
+	for (int64_t r = 0; r < (int64_t) st->c->n_keys * st->c->n_sessions; r++)
+		run_clear(st, &st->runs[r]);
+	free(st->runs);
+}
+
 /* ---------- one case ---------- */
 
 static wa_engine *
@@ -998,6 +1205,76 @@ run_case(const sess_case *c)
 			 c->name, c->epoch);
 	check(table_matches(&ref, &tb, events, true, msg, sizeof(msg)), name, "%s", msg);
 	check_problems(c, &tb, "epochs");
+
+	/*
+	 * run 3: a checkpoint after every epoch, and every few epochs the
+	 * engine thrown away and restored from the checkpoints, as a pipeline's
+	 * worker is after a crash: the same final sessions, revisions going on
+	 */
+	{
+		store		st;
+		bool		restored = true;
+		int64_t		n_restores = 0;
+		int64_t		crash_every = (n / 5 / c->epoch + 1) * c->epoch;
+
+		free(tb.rows);
+		free(tb.index);
+		free(tb.pending);
+		free(fl.tb.rows);
+		free(fl.tb.index);
+		memset(&tb, 0, sizeof(tb));
+		tb.c = c;
+		memset(&fl, 0, sizeof(fl));
+		fl.c = c;
+		fl.n_fixed = c->n_fixed;
+		fl.sessions = &tb;
+		memset(&st, 0, sizeof(st));
+		st.c = c;
+		st.generic = &generic;
+		st.runs = calloc((size_t) c->n_keys * c->n_sessions, sizeof(saved_run));
+		ca_setup(&ca, &al);
+		e = make_engine(c, true, true, sw, &fl, &al, &generic);
+		st.acc_size = wa_engine_acc_size(e);
+		{
+			char	   *base = malloc(st.acc_size);
+
+			for (int a = FIRST_GENERIC; a < N_SESSION_AGGS; a++)
+				st.state_at[a] = (size_t) ((char *) wa_engine_acc_state(e, base, a) - base);
+			free(base);
+		}
+		for (int64_t i = 0; i < n; i++)
+		{
+			wa_key		key;
+
+			encode_key(c, events[i].key, &key, kbuf);
+			(void) wa_engine_ingest(e, &key, events[i].t, events[i].v);
+			if ((i + 1) % c->epoch != 0)
+				continue;
+			wa_engine_emit_late(e);
+			store_checkpoint(&st, e);
+			if ((i + 1) % crash_every == 0)
+			{
+				wa_engine_destroy(e);
+				e = make_engine(c, true, true, sw, &fl, &al, &generic);
+				restored &= store_restore(&st, e);
+				n_restores++;
+			}
+		}
+		wa_engine_flush(e);
+		wa_engine_destroy(e);
+		snprintf(name, sizeof(name), "%s: restored %" PRId64 " times from checkpoints, "
+				 "the same sessions", c->name, n_restores);
+		check(restored && n_restores > 0 &&
+			  table_matches(&ref, &tb, events, true, msg, sizeof(msg)), name,
+			  "%s%s", restored ? "" : "a restore refused a checkpoint; ", msg);
+		check_problems(c, &tb, "restored");
+		snprintf(name, sizeof(name), "%s: checkpoints report sessions", c->name);
+		check(st.n_saves > 0, name, "%" PRId64 " saves", st.n_saves);
+		store_free(&st);
+		snprintf(name, sizeof(name), "%s: memory given back after restores", c->name);
+		check(ca.live_bytes == 0 && ca.errors == 0, name, "%" PRId64 " bytes held, %s",
+			  ca.live_bytes, ca.first_error);
+	}
 
 	free(tb.rows);
 	free(tb.index);
