@@ -22,38 +22,38 @@ wa_heap_init(wa_heap *heap)
 void
 wa_heap_destroy(wa_heap *heap, wa_mem *mem)
 {
-	wa_mem_free(mem, heap->items, heap->capacity * sizeof(wa_heap_node *));
+	wa_mem_free(mem, heap->items, heap->capacity * sizeof(wa_heap_entry));
 	wa_heap_init(heap);
 }
 
 static inline void
-set_at(wa_heap *heap, int64_t i, wa_heap_node *node)
+set_at(wa_heap *heap, int64_t i, wa_heap_entry entry)
 {
-	heap->items[i] = node;
-	node->pos = i;
+	heap->items[i] = entry;
+	entry.node->pos = i;
 }
 
 static void
 sift_up(wa_heap *heap, int64_t i)
 {
-	wa_heap_node *node = heap->items[i];
+	wa_heap_entry entry = heap->items[i];
 
 	while (i > 0)
 	{
 		int64_t		parent = (i - 1) / 2;
 
-		if (heap->items[parent]->deadline <= node->deadline)
+		if (heap->items[parent].deadline <= entry.deadline)
 			break;
 		set_at(heap, i, heap->items[parent]);
 		i = parent;
 	}
-	set_at(heap, i, node);
+	set_at(heap, i, entry);
 }
 
 static void
 sift_down(wa_heap *heap, int64_t i)
 {
-	wa_heap_node *node = heap->items[i];
+	wa_heap_entry entry = heap->items[i];
 
 	for (;;)
 	{
@@ -62,31 +62,35 @@ sift_down(wa_heap *heap, int64_t i)
 		if (child >= heap->count)
 			break;
 		if (child + 1 < heap->count &&
-			heap->items[child + 1]->deadline < heap->items[child]->deadline)
+			heap->items[child + 1].deadline < heap->items[child].deadline)
 			child++;
-		if (node->deadline <= heap->items[child]->deadline)
+		if (entry.deadline <= heap->items[child].deadline)
 			break;
 		set_at(heap, i, heap->items[child]);
 		i = child;
 	}
-	set_at(heap, i, node);
+	set_at(heap, i, entry);
 }
 
 void
 wa_heap_push(wa_heap *heap, wa_mem *mem, wa_heap_node *node)
 {
+	wa_heap_entry entry;
+
 	if (heap->count == heap->capacity)
 	{
 		int64_t		capacity = heap->capacity ? heap->capacity * 2 : 64;
 
 		heap->items = heap->items == NULL ?
-			wa_mem_alloc(mem, capacity * sizeof(wa_heap_node *)) :
+			wa_mem_alloc(mem, capacity * sizeof(wa_heap_entry)) :
 			wa_mem_realloc(mem, heap->items,
-						   heap->capacity * sizeof(wa_heap_node *),
-						   capacity * sizeof(wa_heap_node *));
+						   heap->capacity * sizeof(wa_heap_entry),
+						   capacity * sizeof(wa_heap_entry));
 		heap->capacity = capacity;
 	}
-	set_at(heap, heap->count++, node);
+	entry.deadline = node->deadline;
+	entry.node = node;
+	set_at(heap, heap->count++, entry);
 	sift_up(heap, node->pos);
 }
 
@@ -94,13 +98,13 @@ void
 wa_heap_remove(wa_heap *heap, wa_heap_node *node)
 {
 	int64_t		i = node->pos;
-	wa_heap_node *last = heap->items[--heap->count];
+	wa_heap_entry last = heap->items[--heap->count];
 
 	node->pos = -1;
-	if (last == node)
+	if (last.node == node)
 		return;
 	set_at(heap, i, last);
-	wa_heap_update(heap, last);
+	wa_heap_update(heap, last.node);
 }
 
 void
@@ -108,7 +112,8 @@ wa_heap_update(wa_heap *heap, wa_heap_node *node)
 {
 	int64_t		i = node->pos;
 
-	if (i > 0 && heap->items[(i - 1) / 2]->deadline > node->deadline)
+	heap->items[i].deadline = node->deadline;
+	if (i > 0 && heap->items[(i - 1) / 2].deadline > node->deadline)
 		sift_up(heap, i);
 	else
 		sift_down(heap, i);

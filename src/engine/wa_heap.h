@@ -27,9 +27,20 @@ typedef struct wa_heap_node
 	int64_t		pos;			/* index in the heap, -1 when absent */
 } wa_heap_node;
 
+/*
+ * A heap entry holds a copy of its node's deadline, so that sifting
+ * compares entries of one array instead of following a pointer per
+ * comparison to nodes spread over the caller's memory.
+ */
+typedef struct wa_heap_entry
+{
+	wa_tick		deadline;
+	wa_heap_node *node;
+} wa_heap_entry;
+
 typedef struct wa_heap
 {
-	wa_heap_node **items;
+	wa_heap_entry *items;
 	int64_t		count;
 	int64_t		capacity;
 } wa_heap;
@@ -44,7 +55,7 @@ extern void wa_heap_update(wa_heap *heap, wa_heap_node *node);
 static inline wa_heap_node *
 wa_heap_top(const wa_heap *heap)
 {
-	return heap->count > 0 ? heap->items[0] : NULL;
+	return heap->count > 0 ? heap->items[0].node : NULL;
 }
 
 #endif							/* WA_HEAP_H */
