@@ -727,7 +727,7 @@ wa_engine_flush(wa_engine *e)
 	/* what wa_engine.h promises a flushed engine */
 	WA_ASSERT(e->stats.n_keys == 0 && e->stats.n_slices == 0 &&
 			  e->stats.n_sessions == 0);
-	WA_ASSERT(e->mem.bytes == e->created_bytes);
+	WA_ASSERT(e->mem.bytes == e->created_bytes + wa_sessions_pending_bytes(e));
 }
 
 /* ---------- ingest ---------- */

@@ -279,7 +279,9 @@ extern void wa_engine_advance(wa_engine *engine, wa_tick wm);
 /*
  * End of input: emit late panes, fire every window, free every slice and
  * key.  Afterwards the engine holds exactly the memory it held when it was
- * created (wa_stats.mem_bytes), and every later event is dropped.
+ * created (wa_stats.mem_bytes), but for the keys of session windows that
+ * a checkpoint had saved, whose deletions the next
+ * wa_engine_checkpoint_sessions reports; every later event is dropped.
  */
 extern void wa_engine_flush(wa_engine *engine);
 

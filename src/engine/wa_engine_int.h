@@ -355,6 +355,7 @@ extern void wa_sessions_advance(wa_engine *e);
 extern void wa_sessions_emit_late(wa_engine *e);
 extern void wa_sessions_reset(wa_engine *e);
 extern void wa_sessions_restore_done(wa_engine *e);
+extern uint64_t wa_sessions_pending_bytes(const wa_engine *e);
 extern void wa_sessions_destroy(wa_engine *e);
 extern void wa_sessions_live(const wa_engine *e, const wa_agg_layout *layout,
 							 wa_emit_fn fn, void *arg, void *scratch,

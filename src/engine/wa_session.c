@@ -100,6 +100,25 @@ run_first_ending_at_or_after(const wa_sessions *ss, const session_run *r,
 	return lo;
 }
 
+/* First entry whose end is above t (ends increase along a run). */
+static uint32_t
+run_first_ending_after(const wa_sessions *ss, const session_run *r, wa_tick t)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = r->count;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (entry_at(ss, r, mid)->end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ---------- panes ---------- */
 
 static void
@@ -107,8 +126,16 @@ emit_session(wa_engine *e, const session_key *k, int i, session_entry *s,
 			 wa_pane_kind kind, int64_t revision)
 {
 	wa_pane		pane;
+	const void *acc = entry_acc(s);
 
-	wa_acc_finalize(&e->layout, entry_acc(s), e->results);
+	/* a final function that may write to its state gets a copy */
+	if (!e->layout.final_reads)
+	{
+		wa_acc_release(&e->layout, e->scratch);
+		wa_acc_copy(&e->layout, e->scratch, acc);
+		acc = e->scratch;
+	}
+	wa_acc_finalize(&e->layout, acc, e->results);
 	pane.key.ival = k->ival;
 	pane.key.bytes = k->bytes;
 	pane.key.len = k->len;
@@ -118,7 +145,7 @@ emit_session(wa_engine *e, const session_key *k, int i, session_entry *s,
 	pane.kind = kind;
 	pane.revision = revision;
 	pane.results = e->results;
-	pane.acc = entry_acc(s);
+	pane.acc = acc;
 	if (kind == WA_PANE_ON_TIME)
 		e->stats.panes_on_time++;
 	else if (kind == WA_PANE_LATE)
@@ -302,12 +329,20 @@ key_next_deadline(const wa_engine *e, const session_key *k, wa_tick *deadline)
 	{
 		const session_run *r = &k->runs[i];
 
-		for (uint32_t j = 0; j < r->count; j++)
+		/*
+		 * Sessions fire and close in the order of their ends: the first
+		 * one closes first, the first one the watermark has not reached
+		 * fires first.
+		 */
+		if (r->count > 0)
 		{
-			wa_tick		d = entry_deadline(e, entry_at(ss, r, j));
+			uint32_t	u = run_first_ending_after(ss, r, e->wm);
+			wa_tick		d = entry_deadline(e, entry_at(ss, r, 0));
 
 			if (d < *deadline)
 				*deadline = d;
+			if (u < r->count && entry_at(ss, r, u)->end < *deadline)
+				*deadline = entry_at(ss, r, u)->end;
 		}
 		if (r->closed_end != WA_TICK_MIN &&
 			r->closed_end + ss->gaps[i] + e->lateness < *deadline)
@@ -385,32 +420,42 @@ key_visit(wa_engine *e, session_key *k)
 	for (int i = 0; i < ss->n; i++)
 	{
 		session_run *r = &k->runs[i];
-		uint32_t	kept = 0;
+		uint32_t	reached = run_first_ending_after(ss, r, e->wm);
+		uint32_t	closed = 0;
 
-		for (uint32_t j = 0; j < r->count; j++)
+		/*
+		 * Only the sessions that change are visited, so that a key with
+		 * many open sessions (a long lateness) costs no more per visit.
+		 * The ones the watermark reached since the last visit, which have
+		 * no pane yet, are the last of those it reached (a session due
+		 * for another reason is dirty, and emit_late's): fire them.
+		 */
+		for (uint32_t j = reached; j > 0; j--)
 		{
-			session_entry *s = entry_at(ss, r, j);
+			session_entry *s = entry_at(ss, r, j - 1);
 
-			if (s->end <= e->wm && !s->has_row && !s->dirty)
-				emit_next_revision(e, k, i, s);
-			if (s->end + e->lateness <= e->wm)
-			{
-				if (s->dirty)
-					emit_next_revision(e, k, i, s);
-				if (s->end > r->closed_end)
-					r->closed_end = s->end;
-				wa_acc_release(&e->layout, entry_acc(s));
-				continue;
-			}
-			if (kept != j)
-				memmove(entry_at(ss, r, kept), s, ss->stride);
-			kept++;
+			if (s->has_row || s->dirty)
+				break;
+			emit_next_revision(e, k, i, s);
 		}
-		if (kept != r->count)
+		/* the closed ones come first: emit what they lack, and drop them */
+		while (closed < r->count &&
+			   entry_at(ss, r, closed)->end + e->lateness <= e->wm)
+		{
+			session_entry *s = entry_at(ss, r, closed);
+
+			if (s->dirty)
+				emit_next_revision(e, k, i, s);
+			if (s->end > r->closed_end)
+				r->closed_end = s->end;
+			wa_acc_release(&e->layout, entry_acc(s));
+			closed++;
+		}
+		if (closed > 0)
+		{
+			run_remove(e, r, 0, closed);
 			key_mark_changed(e, k, i);
-		WA_ASSERT(e->stats.n_sessions >= r->count - kept);
-		e->stats.n_sessions -= r->count - kept;
-		r->count = kept;
+		}
 
 		/*
 		 * A horizon matters while an event at or before it could still be
@@ -637,6 +682,9 @@ wa_engine_checkpoint_sessions(wa_engine *e, wa_save_sessions_fn save, void *arg)
 				save(arg, &key, ss->first_window + i, WA_TICK_MIN, 0, NULL);
 	}
 	gone_clear(e);
+	wa_mem_free(&e->mem, ss->gone, ss->gone_capacity * sizeof(session_gone));
+	ss->gone = NULL;
+	ss->gone_capacity = 0;
 	for (int64_t c = 0; c < ss->n_changed; c++)
 	{
 		session_key *k = ss->changed[c];
@@ -757,6 +805,19 @@ wa_engine_restore_sessions(wa_engine *e, const wa_key *key, int window,
 	return true;
 }
 
+/* Bytes held for deletions the next checkpoint reports (wa_engine_flush). */
+uint64_t
+wa_sessions_pending_bytes(const wa_engine *e)
+{
+	const wa_sessions *ss = &e->sessions;
+	uint64_t	bytes = ss->gone_capacity * sizeof(session_gone);
+
+	for (int64_t g = 0; g < ss->n_gone; g++)
+		if (ss->gone[g].bytes != NULL)
+			bytes += ss->gone[g].len > 0 ? ss->gone[g].len : 1;
+	return bytes;
+}
+
 /* After a restore: every key restored gets its deadline. */
 void
 wa_sessions_restore_done(wa_engine *e)
@@ -804,10 +865,7 @@ wa_sessions_reset(wa_engine *e)
 	wa_sessions *ss = &e->sessions;
 
 	WA_ASSERT(ss->keys.count == 0 && ss->n_dirty == 0 && ss->n_changed == 0);
-	gone_clear(e);
-	wa_mem_free(&e->mem, ss->gone, ss->gone_capacity * sizeof(session_gone));
-	ss->gone = NULL;
-	ss->gone_capacity = 0;
+	/* the keys the flush freed are deleted by the next checkpoint */
 	wa_mem_free(&e->mem, ss->changed, ss->changed_capacity * sizeof(session_key *));
 	ss->changed = NULL;
 	ss->changed_capacity = 0;

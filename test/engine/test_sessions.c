@@ -61,6 +61,8 @@ typedef struct sess_case
 	bool		limit_time;		/* max_time halfway: some out of range */
 	int			epoch;			/* the second run's emit_late period */
 	bool		expect_drops;	/* too-late and closed drops both occur */
+	bool		final_writes;	/* the generic aggregates' final function
+								 * scribbles on its state */
 } sess_case;
 
 /* test_aggs, and two generic aggregates (a sum, and an idempotent max) */
@@ -951,6 +953,27 @@ store_free(store *st)
 
 /* ---------- one case ---------- */
 
+/*
+ * A final function that writes to the state it is given (as tdigest's
+ * compact theirs): the value it returns is right, the state is spoiled
+ * for whoever reads it next.
+ */
+static void
+scribbling_final(void *arg, int agg, const void *state, wa_result *result)
+{
+	static const wa_agg_generic *plain;
+	static wa_agg_generic plain_callbacks;
+
+	if (plain == NULL)
+	{
+		test_generic_init(&plain_callbacks, session_aggs);
+		plain = &plain_callbacks;
+	}
+	plain->final(arg, agg, state, result);
+	if (state != NULL)
+		memset((void *) state, 0x5a, sizeof(wa_int128));
+}
+
 static wa_engine *
 make_engine(const sess_case *c, bool with_sessions, bool with_fixed,
 			const wa_session_window *sw, fixed_log *fl, wa_allocator *al,
@@ -968,6 +991,11 @@ make_engine(const sess_case *c, bool with_sessions, bool with_fixed,
 	cfg.n_aggs = N_SESSION_AGGS;
 	cfg.aggs = session_aggs;
 	test_generic_init(generic, session_aggs);
+	if (c->final_writes)
+	{
+		generic->final = scribbling_final;
+		generic->final_writes = true;
+	}
 	cfg.generic = generic;
 	cfg.byte_keys = c->byte_keys;
 	cfg.emit = split_emit;
@@ -1261,6 +1289,17 @@ run_case(const sess_case *c)
 			}
 		}
 		wa_engine_flush(e);
+		/* the flush freed every key: the next checkpoint deletes them all */
+		store_checkpoint(&st, e);
+		{
+			int64_t		left = 0;
+
+			for (int64_t r = 0; r < (int64_t) c->n_keys * c->n_sessions; r++)
+				left += st.runs[r].used;
+			snprintf(name, sizeof(name), "%s: after the flush, a checkpoint deletes "
+					 "every key's sessions", c->name);
+			check(left == 0, name, "%" PRId64 " (key, window) pairs left", left);
+		}
 		wa_engine_destroy(e);
 		snprintf(name, sizeof(name), "%s: restored %" PRId64 " times from checkpoints, "
 				 "the same sessions", c->name, n_restores);
@@ -1294,21 +1333,23 @@ run_case(const sess_case *c)
  */
 static const sess_case cases[] = {
 	{"one session window", 1, {10}, 0, {{0, 0, 0}}, 3, 0, 5, 0, 3, 101, 20000,
-	false, false, 7, true},
+	false, false, 7, true, false},
 	{"lateness, many keys", 1, {10}, 0, {{0, 0, 0}}, 5, 30, 60, 1000, 1, 102,
-	30000, false, false, 50, true},
+	30000, false, false, 50, true, false},
 	{"two gaps with fixed windows", 2, {6, 25}, 2, {{10, 10, 0}, {60, 10, 0}},
-	4, 20, 8, -5000, 2, 103, 30000, false, false, 13, true},
+	4, 20, 8, -5000, 2, 103, 30000, false, false, 13, true, false},
 	{"byte keys, gap 1", 1, {1}, 0, {{0, 0, 0}}, 0, 2, 4, 0, 1, 104, 20000,
-	true, false, 3, false},
+	true, false, 3, false, false},
 	{"negative times near INT64_MIN", 1, {1000}, 1, {{500, 100, 7}}, 200,
-	700, 20, INT64_MIN + 5, 150, 105, 20000, false, false, 9, true},
+	700, 20, INT64_MIN + 5, 150, 105, 20000, false, false, 9, true, false},
 	{"near INT64_MAX", 2, {1000, 4000}, 0, {{0, 0, 0}}, 100, 2500, 10,
-	INT64_MAX - 50000000, 300, 106, 20000, false, false, 11, true},
+	INT64_MAX - 50000000, 300, 106, 20000, false, false, 11, true, false},
 	{"out of range past max_time", 1, {20}, 0, {{0, 0, 0}}, 5, 40, 30, 0, 4,
-	107, 20000, false, true, 17, true},
+	107, 20000, false, true, 17, true, false},
 	{"huge gap and lateness", 1, {INT64_MAX / 8}, 0, {{0, 0, 0}}, 10,
-	INT64_MAX / 4, 3, 0, INT64_MAX / 64, 108, 5000, false, false, 5, false},
+	INT64_MAX / 4, 3, 0, INT64_MAX / 64, 108, 5000, false, false, 5, false, false},
+	{"a final function that writes to its state", 2, {10, 40}, 1, {{20, 20, 0}},
+	5, 60, 12, 0, 2, 109, 20000, false, false, 7, true, true},
 };
 
 int
