@@ -290,8 +290,9 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n, sum(v) AS s FROM ev_
 -- 4. Timestamps, with other windows of the same stream: the tumbling
 -- windows are those of a call without the session window, and the
 -- sessions those of gaps and islands.  A key's events are 14 minutes
--- apart, with a pause of two hours after every ninth event: no session
--- lasts exactly an hour (20 minutes after a multiple of 14).
+-- apart, with a pause of two hours after every ninth event.  With a
+-- session window among others, each row says which window it is of (its
+-- position in the array), after the keys.
 CREATE TABLE ev_ts AS
 SELECT i AS id, i % 2 AS k,
        timestamptz '2024-03-01' + i * interval '7 min' + (i / 9) * interval '2 hours' AS t,
@@ -300,14 +301,15 @@ FROM generate_series(1, 600) i;
 CREATE TEMP TABLE mixed AS
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n, sum(v) AS s FROM ev_ts GROUP BY k',
     't', ARRAY[windowagg.session('20 min'), windowagg.tumbling('1 hour')], '0', '0', 'id')
-  AS (k int, ws timestamptz, we timestamptz, n bigint, s bigint, pane text, rev bigint);
+  AS (k int, w int, ws timestamptz, we timestamptz, n bigint, s bigint, pane text, rev bigint);
 CREATE TEMP TABLE alone AS
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n, sum(v) AS s FROM ev_ts GROUP BY k',
     't', ARRAY[windowagg.tumbling('1 hour')], '0', '0', 'id')
   AS (k int, ws timestamptz, we timestamptz, n bigint, s bigint, pane text, rev bigint);
 SELECT (SELECT count(*) FROM alone) AS tumbling_windows,
-       (SELECT count(*) FROM (SELECT * FROM mixed WHERE we - ws = interval '1 hour'
-                              EXCEPT SELECT * FROM alone) d) AS tumbling_differ;
+       (SELECT count(*) FROM (SELECT k, ws, we, n, s, pane, rev FROM mixed WHERE w = 2
+                              EXCEPT SELECT * FROM alone) d) AS tumbling_differ,
+       (SELECT count(*) FROM mixed WHERE w = 2) AS tumbling_rows;
 WITH isl AS (
     SELECT k, min(t) AS ws, max(t) + interval '20 min' AS we, count(*) AS n, sum(v) AS s
     FROM (SELECT k, t, v, sum(CASE WHEN t - prev <= interval '20 min' THEN 0 ELSE 1 END)
@@ -315,12 +317,51 @@ WITH isl AS (
           FROM (SELECT k, t, v, lag(t) OVER (PARTITION BY k ORDER BY t) AS prev FROM ev_ts) a) b
     GROUP BY k, island)
 SELECT (SELECT count(*) FROM isl) AS sessions,
-       (SELECT count(*) FROM (SELECT k, ws, we, n, s FROM mixed
-                              WHERE we - ws <> interval '1 hour'
+       (SELECT count(*) FROM (SELECT k, ws, we, n, s FROM mixed WHERE w = 1
                               EXCEPT SELECT * FROM isl) d) AS wrong,
        (SELECT count(*) FROM (SELECT * FROM isl EXCEPT
-                              SELECT k, ws, we, n, s FROM mixed) d) AS missing;
+                              SELECT k, ws, we, n, s FROM mixed WHERE w = 1) d) AS missing;
 DROP TABLE mixed, alone;
+
+-- A session can have the bounds of another window's row: here [0, 10)
+-- of the tumbling window and of the session of the events at 0 and 5.
+-- The window column tells them apart, and replaying the retraction
+-- deletes the session's row only.
+CREATE TABLE ev_same (id bigint PRIMARY KEY, k int NOT NULL, t bigint NOT NULL);
+INSERT INTO ev_same VALUES (1, 1, 0), (2, 1, 5), (3, 2, 20), (4, 1, 10);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_same GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10), windowagg.session(5)], 0, 100, 'id')
+  AS (k int, w int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- two session windows, both [H-12, H-2) (H the top of bigint): with gap
+-- 5 of both events, with gap 10 of the first alone (the second's would
+-- end past H)
+CREATE TABLE ev_top2 (id bigint PRIMARY KEY, k int NOT NULL, t bigint NOT NULL);
+INSERT INTO ev_top2 VALUES (1, 1, 9223372036854775795), (2, 1, 9223372036854775800);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.session(5), windowagg.session(10)], 0, 0, 'id')
+  AS (k int, w int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- a single session window needs no such column
+SELECT count(*) AS rows FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_same GROUP BY k',
+    't', ARRAY[windowagg.session(5)], 0, 100, 'id')
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- Near the top of the range, where the fixed windows of an event exist
+-- but have closed, a session window still takes it: the event at H-11
+-- arrives after H-7 (watermark H-7), too late for the tumbling and
+-- hopping windows, in time for a session [H-11, H-1).
+TRUNCATE ev_top2;
+INSERT INTO ev_top2 VALUES (1, 1, 9223372036854775800), (2, 2, 9223372036854775796);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.tumbling(1), windowagg.hopping(20, 10), windowagg.session(10)], 0, 0, 'id')
+  AS (k int, w int, ws bigint, we bigint, n bigint, pane text, rev bigint)
+ORDER BY k, w, ws;
+SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.tumbling(1), windowagg.hopping(20, 10), windowagg.session(10)], 0, 0, 'id')
+  AS (k int, t bigint, watermark bigint, arrival bigint);
+-- (without the session window it is dropped)
+SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.tumbling(1), windowagg.hopping(20, 10)], 0, 0, 'id')
+  AS (k int, t bigint, watermark bigint, arrival bigint);
+DROP TABLE ev_same, ev_top2;
 
 -- Any aggregate: numeric sums and averages, and a generic one, over
 -- sessions, against GROUP BY over the islands.
@@ -370,6 +411,20 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY 
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY k', 't',
     ARRAY[ROW('integer', 5, 5, 0, 'tumbling', 'UTC', NULL, NULL)::windowagg.window], 0, 0)
   AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- a tumbling window or a session whose slide is not its size, by hand
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY k', 't',
+    ARRAY[ROW('integer', 10, 3, 0, 'tumbling', NULL, NULL, NULL)::windowagg.window], 0, 0)
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY k', 't',
+    ARRAY[ROW('integer', 10, 3, 0, 'session', NULL, NULL, NULL)::windowagg.window], 0, 0)
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- a session's origin means nothing: NULL is fine
+SELECT count(*) AS rows FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY k', 't',
+    ARRAY[ROW('integer', 10, 10, NULL, 'session', NULL, NULL, NULL)::windowagg.window], 0, 0)
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
+-- errors name windows by their position in the array
+SELECT * FROM windowagg.explain(ARRAY[windowagg.session(3), windowagg.tumbling(10),
+                                      windowagg.session(4), windowagg.tumbling(10)]);
 -- a window made before 0.3.0 (no kind) is tumbling or hopping
 SELECT count(*) AS windows FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_gap GROUP BY k', 't',
     ARRAY[ROW('integer', 100, 100, 0, NULL, NULL, NULL, NULL)::windowagg.window], 0, 0)

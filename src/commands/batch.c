@@ -46,6 +46,8 @@ typedef struct BatchRun
 	WaWindowRange range;		/* windows the window type can hold */
 	int64		lateness;
 	bool		want_dropped;	/* output dropped rows, not panes */
+	bool		window_column;	/* panes say which window: sessions share
+								 * no bounds rule with other windows */
 	Oid			window_type;	/* type of window_start/end and watermark */
 
 	wa_engine  *engine;
@@ -112,6 +114,12 @@ emit_pane(void *arg, const wa_pane *pane)
 	}
 	wa_key_decode(&run->codec, &pane->key, run->out_values, run->out_nulls);
 	col = q->n_keys;
+	if (run->window_column)
+	{
+		run->out_values[col] = Int32GetDatum(wa_window_position(&run->windows,
+																pane->window));
+		run->out_nulls[col++] = false;
+	}
 	run->out_values[col] = wa_ticks_to_datum(pane->start, run->window_type,
 											 "window_start");
 	run->out_nulls[col++] = false;
@@ -232,9 +240,13 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	run->arrival++;
 	slot_getallattrs(slot);
 	t = event_ticks(run, slot);
-	/* no window containing it exists: dropped, as if too late for all */
+	/*
+	 * No window containing it exists: dropped, as if too late for all.
+	 * Session windows exist wherever their sessions fit (the engine knows
+	 * their max_time): the event goes on to them.
+	 */
 	in_range = wa_window_range_of(&run->range, t);
-	if (in_range == WA_IN_RANGE_NONE)
+	if (in_range == WA_IN_RANGE_NONE && run->windows.n_sessions == 0)
 	{
 		if (run->want_dropped)
 			emit_dropped(run, slot);
@@ -257,7 +269,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	 * take is dropped, not lost: the engine is not asked, since it knows
 	 * nothing of the range.
 	 */
-	if (in_range == WA_IN_RANGE_SOME &&
+	if (in_range != WA_IN_RANGE_ALL &&
 		!wa_window_range_open(&run->range, t, wa_engine_watermark(run->engine),
 							  run->lateness))
 		result = WA_INGEST_DROPPED;
@@ -329,7 +341,8 @@ static TupleDesc
 build_tupdesc(BatchRun *run)
 {
 	WaAggQuery *q = run->query;
-	int			natts = run->want_dropped ? q->n_keys + 3 : q->n_keys + q->n_outputs + 4;
+	int			natts = run->want_dropped ? q->n_keys + 3 :
+		q->n_keys + run->window_column + q->n_outputs + 4;
 	TupleDesc	desc = CreateTemplateTupleDesc(natts);
 	AttrNumber	att = 1;
 
@@ -343,6 +356,8 @@ build_tupdesc(BatchRun *run)
 		TupleDescInitEntry(desc, att++, "arrival", INT8OID, -1, 0);
 		return desc;
 	}
+	if (run->window_column)
+		TupleDescInitEntry(desc, att++, "window_index", INT4OID, -1, 0);
 	TupleDescInitEntry(desc, att++, "window_start", run->window_type, -1, 0);
 	TupleDescInitEntry(desc, att++, "window_end", run->window_type, -1, 0);
 	for (int i = 0; i < q->n_outputs; i++)
@@ -549,6 +564,14 @@ batch_run(FunctionCallInfo fcinfo, bool want_dropped)
 		run->query->event_time_type;
 	wa_window_range_init(&run->range, &run->windows, run->window_type);
 	wa_window_set_limit_sessions(&run->windows, run->window_type);
+
+	/*
+	 * Two fixed windows never share a (start, end) (window_checks.c), but a
+	 * session can share its bounds with any other window: then every pane
+	 * says which window it is of, by its position in the array.
+	 */
+	run->window_column = run->windows.n_sessions > 0 &&
+		run->windows.n_windows + run->windows.n_sessions > 1;
 
 	ours = build_tupdesc(run);
 	wa_check_expected_desc(rsinfo ? rsinfo->expectedDesc : NULL, ours,

@@ -101,7 +101,20 @@ typedef struct WaWindowSet
 	wa_window  *windows;
 	int			n_sessions;
 	wa_session_window *sessions;
+	int		   *positions;		/* each fixed window's 1-based position in
+								 * the array (NULL: its index + 1) */
+	int		   *session_positions;	/* each session window's */
 } WaWindowSet;
+
+/* The 1-based position in its array of the engine's window j. */
+static inline int
+wa_window_position(const WaWindowSet *set, int j)
+{
+	if (j < set->n_windows)
+		return set->positions != NULL ? set->positions[j] : j + 1;
+	return set->session_positions != NULL ?
+		set->session_positions[j - set->n_windows] : j + 1;
+}
 
 /* Decode and check a windowagg.window[] argument. */
 extern void wa_window_set_from_array(ArrayType *arr, WaWindowSet *set);

@@ -52,7 +52,7 @@ wa_window_check(const WaWindowSet *set, int i)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("windows %d and %d overlap: both contain windows with the same start and end",
-							j + 1, i + 1),
+							wa_window_position(set, j), wa_window_position(set, i)),
 					 errhint("Keep one of them; a hopping window with the smaller slide already contains the other's windows.")));
 	}
 }
@@ -95,7 +95,8 @@ wa_window_set_check_limits(const WaWindowSet *set)
 		if (n > MAX_WINDOWS_PER_EVENT)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("window %d puts each event into " INT64_FORMAT " windows", i + 1, n),
+					 errmsg("window %d puts each event into " INT64_FORMAT " windows",
+							wa_window_position(set, i), n),
 					 errdetail("An event may fall into at most %d windows, and each of them is a pane to emit.",
 							   MAX_WINDOWS_PER_EVENT),
 					 errhint("Use a longer slide or a shorter size.")));
@@ -177,7 +178,8 @@ wa_window_range_check(const WaWindowRange *range, int64 t)
 /*
  * Whether a window of the set that exists and contains t is still open for
  * an event that arrives when the watermark is wm: its end plus lateness
- * above wm.  The engine decides acceptance over every window containing
+ * above wm, or for a session window, that of the session t would open
+ * alone (set->sessions' max_time set: wa_window_set_limit_sessions).  The engine decides acceptance over every window containing
  * t, those beyond the type's range too, whose panes are never emitted: for
  * an event of WA_IN_RANGE_SOME, the caller asks this first, and drops an
  * event only such windows would take instead of losing it in the engine.
@@ -197,6 +199,14 @@ wa_window_range_open(const WaWindowRange *range, int64 t, wa_tick wm,
 		/* the last existing window ends last */
 		if (from <= to &&
 			from + ((to - from) / w->slide) * w->slide + w->size + lateness > wm)
+			return true;
+	}
+	/* a session window takes it if the session it would open is open */
+	for (int i = 0; i < range->set->n_sessions; i++)
+	{
+		const wa_session_window *sw = &range->set->sessions[i];
+
+		if (t <= sw->max_time && (wa_tick) t + sw->gap + lateness > wm)
 			return true;
 	}
 	return false;

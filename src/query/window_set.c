@@ -22,7 +22,15 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-static bool window_is_session(HeapTupleHeader tup, int i);
+/* What a window's kind attribute says: tumbling, hopping or either */
+typedef enum WindowKind
+{
+	KIND_FIXED,					/* hopping, or NULL: made before 0.3.0 */
+	KIND_TUMBLING,
+	KIND_SESSION
+} WindowKind;
+
+static WindowKind window_kind(HeapTupleHeader tup, int i);
 
 static void add_session(WaWindowSet *set, int64 gap, int i);
 
@@ -90,6 +98,8 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 	set->windows = palloc(sizeof(wa_window) * n);
 	set->n_sessions = 0;
 	set->sessions = palloc(sizeof(wa_session_window) * n);
+	set->positions = palloc(sizeof(int) * n);
+	set->session_positions = palloc(sizeof(int) * n);
 	for (int i = 0; i < n; i++)
 	{
 		HeapTupleHeader tup;
@@ -98,6 +108,7 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 		char	   *domain;
 		WaTimeDomain d;
 		wa_window	w;
+		WindowKind	kind;
 
 		if (nulls[i])
 			ereport(ERROR,
@@ -128,7 +139,6 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 					 errhint("Use interval sizes for timestamp event times and integer sizes for integer event times.")));
 		w.size = window_field(tup, 2, "size");
 		w.slide = window_field(tup, 3, "slide");
-		w.origin = window_field(tup, 4, "origin");
 		for (int attno = 6; attno <= 8; attno++)
 		{
 			(void) window_attr(tup, attno, &isnull);
@@ -140,10 +150,24 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 						 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
 		}
 		CHECK_FOR_INTERRUPTS();
-		if (window_is_session(tup, i))
+		kind = window_kind(tup, i);
+		/* what a constructor makes: no other combination */
+		if ((kind == KIND_TUMBLING || kind == KIND_SESSION) && w.size != w.slide)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window %d is %s but its slide differs from its size", i + 1,
+							kind == KIND_SESSION ? "a session window" : "tumbling"),
+					 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
+		if (kind == KIND_SESSION)
+		{
+			/* a session's origin means nothing */
+			set->session_positions[set->n_sessions] = i + 1;
 			add_session(set, w.size, i);
+		}
 		else
 		{
+			w.origin = window_field(tup, 4, "origin");
+			set->positions[set->n_windows] = i + 1;
 			set->windows[set->n_windows++] = w;
 			wa_window_check(set, set->n_windows - 1);
 		}
@@ -151,29 +175,31 @@ wa_window_set_decode(ArrayType *arr, WaWindowSet *set)
 }
 
 /*
- * Whether window i (tuple tup) is a session window; a NULL kind is a
- * window made before sessions existed, tumbling or hopping.
+ * The kind of window i (tuple tup); a NULL kind is a window made before
+ * sessions existed, tumbling or hopping.
  */
-static bool
-window_is_session(HeapTupleHeader tup, int i)
+static WindowKind
+window_kind(HeapTupleHeader tup, int i)
 {
 	bool		isnull;
 	Datum		d = window_attr(tup, 5, &isnull);
 	char	   *kind;
 
 	if (isnull)
-		return false;
+		return KIND_FIXED;
 	kind = TextDatumGetCString(d);
 	if (strcmp(kind, "session") == 0)
-		return true;
-	if (strcmp(kind, "tumbling") == 0 || strcmp(kind, "hopping") == 0)
-		return false;
+		return KIND_SESSION;
+	if (strcmp(kind, "tumbling") == 0)
+		return KIND_TUMBLING;
+	if (strcmp(kind, "hopping") == 0)
+		return KIND_FIXED;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid window kind \"%s\"", kind),
 			 errdetail("Window %d is not tumbling, hopping or session.", i + 1),
 			 errhint("Build windows with windowagg.tumbling(), windowagg.hopping() or windowagg.session().")));
-	return false;				/* keep the compiler quiet */
+	return KIND_FIXED;			/* keep the compiler quiet */
 }
 
 /* A session window of the given gap: positive, and no other has it. */
