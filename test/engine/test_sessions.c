@@ -1029,6 +1029,23 @@ check_problems(const sess_case *c, const table *tb, const char *run)
 		  tb->n_pending);
 }
 
+/* Empty tables for a run: session panes into tb, fixed ones into fl. */
+static void
+tables_reset(const sess_case *c, table *tb, fixed_log *fl)
+{
+	free(tb->rows);
+	free(tb->index);
+	free(tb->pending);
+	free(fl->tb.rows);
+	free(fl->tb.index);
+	memset(tb, 0, sizeof(*tb));
+	tb->c = c;
+	memset(fl, 0, sizeof(*fl));
+	fl->c = c;
+	fl->n_fixed = c->n_fixed;
+	fl->sessions = tb;
+}
+
 static void
 run_case(const sess_case *c)
 {
@@ -1090,11 +1107,8 @@ run_case(const sess_case *c)
 
 	/* run 1: late panes after every event, compared as it goes */
 	memset(&tb, 0, sizeof(tb));
-	tb.c = c;
 	memset(&fl, 0, sizeof(fl));
-	fl.c = c;
-	fl.n_fixed = c->n_fixed;
-	fl.sessions = &tb;
+	tables_reset(c, &tb, &fl);
 	ca_setup(&ca, &al);
 	e = make_engine(c, true, true, sw, &fl, &al, &generic);
 	for (int64_t i = 0; i < n; i++)
@@ -1205,17 +1219,7 @@ run_case(const sess_case *c)
 		  ca.live_bytes, ca.first_error);
 
 	/* run 2: late panes only every epoch events: the same final table */
-	free(tb.rows);
-	free(tb.index);
-	free(tb.pending);
-	free(fl.tb.rows);
-	free(fl.tb.index);
-	memset(&tb, 0, sizeof(tb));
-	tb.c = c;
-	memset(&fl, 0, sizeof(fl));
-	fl.c = c;
-	fl.n_fixed = c->n_fixed;
-	fl.sessions = &tb;
+	tables_reset(c, &tb, &fl);
 	ca_setup(&ca, &al);
 	e = make_engine(c, true, true, sw, &fl, &al, &generic);
 	for (int64_t i = 0; i < n; i++)
@@ -1245,17 +1249,7 @@ run_case(const sess_case *c)
 		int64_t		n_restores = 0;
 		int64_t		crash_every = (n / 5 / c->epoch + 1) * c->epoch;
 
-		free(tb.rows);
-		free(tb.index);
-		free(tb.pending);
-		free(fl.tb.rows);
-		free(fl.tb.index);
-		memset(&tb, 0, sizeof(tb));
-		tb.c = c;
-		memset(&fl, 0, sizeof(fl));
-		fl.c = c;
-		fl.n_fixed = c->n_fixed;
-		fl.sessions = &tb;
+		tables_reset(c, &tb, &fl);
 		memset(&st, 0, sizeof(st));
 		st.c = c;
 		st.generic = &generic;
@@ -1315,11 +1309,7 @@ run_case(const sess_case *c)
 			  ca.live_bytes, ca.first_error);
 	}
 
-	free(tb.rows);
-	free(tb.index);
-	free(tb.pending);
-	free(fl.tb.rows);
-	free(fl.tb.index);
+	tables_reset(c, &tb, &fl);
 	free(alone.tb.rows);
 	free(alone.tb.index);
 	sref_free(&ref);
