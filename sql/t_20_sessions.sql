@@ -344,10 +344,11 @@ SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_top2 GROUP BY
 SELECT count(*) AS rows FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_same GROUP BY k',
     't', ARRAY[windowagg.session(5)], 0, 100, 'id')
   AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint);
--- Near the top of the range, where the fixed windows of an event exist
--- but have closed, a session window still takes it: the event at H-11
+-- Near the top of the range, beside fixed windows, an event that no
+-- fixed window can hold, or that the ones that can have closed for, is
+-- dropped for the sessions too (README, Semantics): the event at H-11
 -- arrives after H-7 (watermark H-7), too late for the tumbling and
--- hopping windows, in time for a session [H-11, H-1).
+-- hopping windows, though a session [H-11, H-1) would still be open.
 TRUNCATE ev_top2;
 INSERT INTO ev_top2 VALUES (1, 1, 9223372036854775800), (2, 2, 9223372036854775796);
 SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
@@ -357,9 +358,21 @@ ORDER BY k, w, ws;
 SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
     't', ARRAY[windowagg.tumbling(1), windowagg.hopping(20, 10), windowagg.session(10)], 0, 0, 'id')
   AS (k int, t bigint, watermark bigint, arrival bigint);
--- (without the session window it is dropped)
+-- (the session window alone takes it)
+SELECT * FROM windowagg.aggregate('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.session(10)], 0, 0, 'id')
+  AS (k int, ws bigint, we bigint, n bigint, pane text, rev bigint)
+ORDER BY k, ws;
+-- an event no fixed window can hold, that a session refuses as it
+-- touches a closed one, is dropped, not lost
+TRUNCATE ev_top2;
+INSERT INTO ev_top2 VALUES (1, 1, 9223372036854775787), (2, 1, 9223372036854775793),
+                           (3, 1, 9223372036854775791);
 SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
-    't', ARRAY[windowagg.tumbling(1), windowagg.hopping(20, 10)], 0, 0, 'id')
+    't', ARRAY[windowagg.tumbling(1000), windowagg.session(5)], 0, 0, 'id')
+  AS (k int, t bigint, watermark bigint, arrival bigint);
+SELECT * FROM windowagg.dropped('SELECT k, count(*) AS n FROM ev_top2 GROUP BY k',
+    't', ARRAY[windowagg.session(5)], 0, 0, 'id')
   AS (k int, t bigint, watermark bigint, arrival bigint);
 DROP TABLE ev_same, ev_top2;
 

@@ -242,11 +242,14 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	t = event_ticks(run, slot);
 	/*
 	 * No window containing it exists: dropped, as if too late for all.
-	 * Session windows exist wherever their sessions fit (the engine knows
-	 * their max_time): the event goes on to them.
+	 * (This is about the set's fixed windows: a set of session windows
+	 * alone is always in range, and the engine drops what would end past
+	 * max_time.  Beside fixed windows, an event none of them can hold, or
+	 * none that can is open for, is dropped for the sessions too: the
+	 * engine cannot be asked for the sessions alone.)
 	 */
 	in_range = wa_window_range_of(&run->range, t);
-	if (in_range == WA_IN_RANGE_NONE && run->windows.n_sessions == 0)
+	if (in_range == WA_IN_RANGE_NONE)
 	{
 		if (run->want_dropped)
 			emit_dropped(run, slot);
@@ -269,7 +272,7 @@ batch_receive(TupleTableSlot *slot, DestReceiver *self)
 	 * take is dropped, not lost: the engine is not asked, since it knows
 	 * nothing of the range.
 	 */
-	if (in_range != WA_IN_RANGE_ALL &&
+	if (in_range == WA_IN_RANGE_SOME &&
 		!wa_window_range_open(&run->range, t, wa_engine_watermark(run->engine),
 							  run->lateness))
 		result = WA_INGEST_DROPPED;

@@ -100,6 +100,26 @@ run_first_ending_at_or_after(const wa_sessions *ss, const session_run *r,
 	return lo;
 }
 
+/* First entry whose start is >= t (starts increase along a run). */
+static uint32_t
+run_first_starting_at_or_after(const wa_sessions *ss, const session_run *r,
+							   wa_tick t)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = r->count;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (entry_at(ss, r, mid)->start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* First entry whose end is above t (ends increase along a run). */
 static uint32_t
 run_first_ending_after(const wa_sessions *ss, const session_run *r, wa_tick t)
@@ -246,6 +266,8 @@ key_free_memory(wa_engine *e, session_key *k)
 		if (r->items != NULL)
 			wa_mem_free(&e->mem, r->items, (size_t) r->capacity * ss->stride);
 	}
+	if (k->dirty != NULL)
+		wa_mem_free(&e->mem, k->dirty, k->dirty_capacity * sizeof(session_dirty));
 	if (e->byte_keys && k->bytes != NULL)
 		wa_mem_free(&e->mem, k->bytes, k->len > 0 ? k->len : 1);
 	wa_mem_free(&e->mem, k, key_size(ss));
@@ -261,11 +283,29 @@ key_set_deadline(wa_engine *e, session_key *k, wa_tick deadline)
 		wa_heap_update(&e->sessions.deadlines, &k->node);
 }
 
+/*
+ * Session s of run i of key k is due with data its pane lacks: remember
+ * it by its start, so that emit_late finds it without scanning the run
+ * (with a long lateness a key may have many sessions, few of them dirty).
+ */
 static void
-key_mark_dirty(wa_engine *e, session_key *k)
+key_mark_dirty(wa_engine *e, session_key *k, int i, const session_entry *s)
 {
 	wa_sessions *ss = &e->sessions;
 
+	if (k->n_dirty == k->dirty_capacity)
+	{
+		uint32_t	capacity = k->dirty_capacity ? k->dirty_capacity * 2 : 2;
+
+		k->dirty = k->dirty == NULL ?
+			wa_mem_alloc(&e->mem, capacity * sizeof(session_dirty)) :
+			wa_mem_realloc(&e->mem, k->dirty,
+						   k->dirty_capacity * sizeof(session_dirty),
+						   capacity * sizeof(session_dirty));
+		k->dirty_capacity = capacity;
+	}
+	k->dirty[k->n_dirty].run = i;
+	k->dirty[k->n_dirty++].start = s->start;
 	if (k->dirty_pos >= 0)
 		return;
 	if (ss->n_dirty == ss->dirty_capacity)
@@ -518,6 +558,7 @@ session_accept(wa_engine *e, session_key *k, int i, int64_t t,
 	session_run *r = &k->runs[i];
 	wa_tick		t_end = (wa_tick) t + ss->gaps[i];
 	session_entry *s;
+	wa_tick		started = WA_TICK_MIN;	/* start of a dirty session it joins */
 	wa_tick		d;
 
 	if (hi == lo)
@@ -532,6 +573,7 @@ session_accept(wa_engine *e, session_key *k, int i, int64_t t,
 	else
 	{
 		s = entry_at(ss, r, lo);
+		started = s->start;
 		if (hi - lo > 1 || t < s->start || t_end > s->end)
 		{
 			/*
@@ -568,8 +610,9 @@ session_accept(wa_engine *e, session_key *k, int i, int64_t t,
 	/* a session already due gets its next pane from emit_late */
 	if (s->end <= e->wm)
 	{
+		if (!s->dirty || started != s->start)
+			key_mark_dirty(e, k, i, s);
 		s->dirty = true;
-		key_mark_dirty(e, k);
 	}
 	d = entry_deadline(e, s);
 	if (k->node.pos < 0 || d < k->node.deadline)
@@ -629,18 +672,17 @@ wa_sessions_emit_late(wa_engine *e)
 	{
 		session_key *k = ss->dirty[d];
 
-		for (int i = 0; i < ss->n; i++)
+		for (uint32_t x = 0; x < k->n_dirty; x++)
 		{
-			session_run *r = &k->runs[i];
+			session_run *r = &k->runs[k->dirty[x].run];
+			uint32_t	j = run_first_starting_at_or_after(ss, r, k->dirty[x].start);
 
-			for (uint32_t j = 0; j < r->count; j++)
-			{
-				session_entry *s = entry_at(ss, r, j);
-
-				if (s->dirty)
-					emit_next_revision(e, k, i, s);
-			}
+			/* gone (merged into an earlier one, listed too) or emitted */
+			if (j < r->count && entry_at(ss, r, j)->start == k->dirty[x].start &&
+				entry_at(ss, r, j)->dirty)
+				emit_next_revision(e, k, k->dirty[x].run, entry_at(ss, r, j));
 		}
+		k->n_dirty = 0;
 		k->dirty_pos = -1;
 	}
 	ss->n_dirty = 0;
@@ -754,7 +796,7 @@ sessions_valid(const wa_engine *e, int i, wa_tick horizon, int n,
 		if (s->start < INT64_MIN || s->start > ss->max_times[i] ||
 			s->end - s->start < gap || s->end > (wa_tick) ss->max_times[i] + gap ||
 			s->revision < 0 || (s->has_row && s->revision == 0) ||
-			s->end + e->lateness <= e->wm || (s->end <= e->wm && !s->has_row) ||
+			s->end + e->lateness <= e->wm || (s->end <= e->wm) != s->has_row ||
 			(j > 0 && s->start <= images[j - 1].end) ||
 			(horizon != WA_TICK_MIN && s->start <= horizon) ||
 			!wa_acc_is_valid(&e->layout, s->acc))

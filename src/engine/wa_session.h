@@ -65,6 +65,13 @@ typedef struct session_run
 								 * WA_TICK_MIN */
 } session_run;
 
+/* A session of a key that waits for its late pane (wa_engine_emit_late). */
+typedef struct session_dirty
+{
+	int			run;
+	wa_tick		start;			/* its start when it was made dirty */
+} session_dirty;
+
 typedef struct session_key
 {
 	wa_heap_node node;			/* first: the heap hands back this pointer */
@@ -73,6 +80,10 @@ typedef struct session_key
 	uint8_t    *bytes;
 	uint32_t	len;
 	int64_t		dirty_pos;		/* index in wa_sessions.dirty, or -1 */
+	session_dirty *dirty;		/* its dirty sessions (repeats, and ones
+								 * merged away since, are skipped) */
+	uint32_t	n_dirty;
+	uint32_t	dirty_capacity;
 	int64_t		ckpt_pos;		/* index in wa_sessions.changed, or -1 */
 	uint64_t	ckpt_changed;	/* runs changed since the last checkpoint */
 	uint64_t	ckpt_saved;		/* runs whose last checkpoint held state */

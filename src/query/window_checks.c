@@ -178,8 +178,7 @@ wa_window_range_check(const WaWindowRange *range, int64 t)
 /*
  * Whether a window of the set that exists and contains t is still open for
  * an event that arrives when the watermark is wm: its end plus lateness
- * above wm, or for a session window, that of the session t would open
- * alone (set->sessions' max_time set: wa_window_set_limit_sessions).  The engine decides acceptance over every window containing
+ * above wm.  The engine decides acceptance over every window containing
  * t, those beyond the type's range too, whose panes are never emitted: for
  * an event of WA_IN_RANGE_SOME, the caller asks this first, and drops an
  * event only such windows would take instead of losing it in the engine.
@@ -199,14 +198,6 @@ wa_window_range_open(const WaWindowRange *range, int64 t, wa_tick wm,
 		/* the last existing window ends last */
 		if (from <= to &&
 			from + ((to - from) / w->slide) * w->slide + w->size + lateness > wm)
-			return true;
-	}
-	/* a session window takes it if the session it would open is open */
-	for (int i = 0; i < range->set->n_sessions; i++)
-	{
-		const wa_session_window *sw = &range->set->sessions[i];
-
-		if (t <= sw->max_time && (wa_tick) t + sw->gap + lateness > wm)
 			return true;
 	}
 	return false;

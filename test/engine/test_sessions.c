@@ -1342,6 +1342,70 @@ static const sess_case cases[] = {
 	5, 60, 12, 0, 2, 109, 20000, false, false, 7, true, true},
 };
 
+/*
+ * A restore refuses sessions events could not have left: one with a pane
+ * that the watermark has not reached (before which a session without one
+ * would never fire), or one the watermark reached without a pane.  The
+ * same sessions with a pane once the watermark is past their end, or
+ * without one before, are taken.
+ */
+static void
+test_restore_refusals(void)
+{
+	static const sess_case c = {"refusals", 1, {10}, 0, {{0, 0, 0}}, 0, 100, 1,
+	0, 1, 1, 1, false, false, 1, false, false};
+	wa_session_window sw = {10, INT64_MAX};
+	struct
+	{
+		wa_tick		wm;
+		bool		second_has_row;
+		bool		want;
+	}			tries[] = {{5, true, false}, {5, false, true}, {25, true, false},
+	{30, true, true}, {35, false, false}};
+
+	for (size_t x = 0; x < sizeof(tries) / sizeof(tries[0]); x++)
+	{
+		counting_alloc ca;
+		wa_allocator al;
+		wa_agg_generic generic;
+		fixed_log	fl;
+		table		tb;
+		wa_time_state time = {30, true, tries[x].wm};
+		wa_session_image images[2];
+		wa_engine  *e;
+		wa_key		key = {0, NULL, 0};
+		char		name[160];
+		bool		got;
+
+		memset(&tb, 0, sizeof(tb));
+		memset(&fl, 0, sizeof(fl));
+		tables_reset(&c, &tb, &fl);
+		ca_setup(&ca, &al);
+		e = make_engine(&c, true, false, &sw, &fl, &al, &generic);
+		wa_engine_restore_time(e, &time);
+		for (int j = 0; j < 2; j++)
+		{
+			images[j].start = j == 0 ? 0 : 20;
+			images[j].end = images[j].start + 10;
+			images[j].acc = malloc(wa_engine_acc_size(e));
+			memset(images[j].acc, 0, wa_engine_acc_size(e));
+			images[j].revision = j == 0 ? (tries[x].wm >= 10) : tries[x].second_has_row;
+			images[j].has_row = j == 0 ? tries[x].wm >= 10 : tries[x].second_has_row;
+		}
+		got = wa_engine_restore_sessions(e, &key, 0, WA_TICK_MIN, 2, images);
+		wa_engine_restore_done(e);
+		wa_engine_flush(e);
+		wa_engine_destroy(e);
+		for (int j = 0; j < 2; j++)
+			free(images[j].acc);
+		tables_reset(&c, &tb, &fl);
+		snprintf(name, sizeof(name), "restore at watermark %s, second session %s a pane: %s",
+				 i128s(tries[x].wm), tries[x].second_has_row ? "with" : "without",
+				 tries[x].want ? "taken" : "refused");
+		check(got == tries[x].want, name, "got %d", got);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1369,6 +1433,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (only == NULL || strncmp(cases[i].name, only, strlen(only)) == 0)
 			run_case(&cases[i]);
+	if (only == NULL)
+		test_restore_refusals();
 	ref_destroy(value_ref);
 	return tap_done();
 }
