@@ -253,15 +253,6 @@ wa_engine_create(const wa_config *config)
 
 /* ---------- keys ---------- */
 
-/* int64 keys: equal hashes are equal keys (wa_key_hash) */
-static bool
-key_eq_int(const void *stored, const void *probe)
-{
-	(void) stored;
-	(void) probe;
-	return true;
-}
-
 static bool
 key_eq_bytes(const void *stored, const void *probe)
 {
@@ -283,7 +274,7 @@ key_lookup_or_create(wa_engine *e, const wa_key *key)
 	if (e->byte_keys)
 		k = wa_hashtab_find(&e->keys, hash, key_eq_bytes, key);
 	else
-		k = wa_hashtab_find(&e->keys, hash, key_eq_int, key);
+		k = wa_hashtab_find(&e->keys, hash, wa_key_eq_int, key);
 	if (k != NULL)
 		return k;
 	return key_create(e, key, hash);
@@ -303,9 +294,7 @@ key_create(wa_engine *e, const wa_key *key, uint64_t hash)
 	if (e->byte_keys)
 	{
 		k->len = key->len;
-		k->bytes = wa_mem_alloc(&e->mem, key->len > 0 ? key->len : 1);
-		if (key->len > 0)
-			memcpy(k->bytes, key->bytes, key->len);
+		k->bytes = wa_key_copy_bytes(&e->mem, key);
 	}
 	else
 		k->ival = key->ival;

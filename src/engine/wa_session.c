@@ -25,6 +25,28 @@
 
 #include "wa_assert.h"
 
+/* ---------- growable arrays ---------- */
+
+/*
+ * Make room in items (an array of *capacity elements of elem bytes, NULL
+ * before its first use) for one more than count, doubling from first;
+ * returns the array, which may have moved.
+ */
+static void *
+grow(wa_mem *mem, void *items, int64_t count, int64_t *capacity, size_t elem,
+	 int64_t first)
+{
+	int64_t		more;
+
+	if (count < *capacity)
+		return items;
+	more = *capacity ? *capacity * 2 : first;
+	items = items == NULL ? wa_mem_alloc(mem, (size_t) more * elem) :
+		wa_mem_realloc(mem, items, (size_t) *capacity * elem, (size_t) more * elem);
+	*capacity = more;
+	return items;
+}
+
 /* ---------- entries ---------- */
 
 static inline session_entry *
@@ -191,15 +213,6 @@ emit_next_revision(wa_engine *e, session_key *k, int i, session_entry *s)
 
 /* ---------- keys ---------- */
 
-/* int64 keys: equal hashes are equal keys (wa_key_hash) */
-static bool
-key_eq_int(const void *stored, const void *probe)
-{
-	(void) stored;
-	(void) probe;
-	return true;
-}
-
 static bool
 key_eq_bytes(const void *stored, const void *probe)
 {
@@ -219,7 +232,7 @@ key_find(wa_engine *e, const wa_key *key, uint64_t hash)
 {
 	if (e->byte_keys)
 		return wa_hashtab_find(&e->sessions.keys, hash, key_eq_bytes, key);
-	return wa_hashtab_find(&e->sessions.keys, hash, key_eq_int, key);
+	return wa_hashtab_find(&e->sessions.keys, hash, wa_key_eq_int, key);
 }
 
 static session_key *
@@ -239,9 +252,7 @@ key_create(wa_engine *e, const wa_key *key, uint64_t hash)
 	if (e->byte_keys)
 	{
 		k->len = key->len;
-		k->bytes = wa_mem_alloc(&e->mem, key->len > 0 ? key->len : 1);
-		if (key->len > 0)
-			memcpy(k->bytes, key->bytes, key->len);
+		k->bytes = wa_key_copy_bytes(&e->mem, key);
 	}
 	else
 		k->ival = key->ival;
@@ -293,32 +304,14 @@ key_mark_dirty(wa_engine *e, session_key *k, int i, const session_entry *s)
 {
 	wa_sessions *ss = &e->sessions;
 
-	if (k->n_dirty == k->dirty_capacity)
-	{
-		uint32_t	capacity = k->dirty_capacity ? k->dirty_capacity * 2 : 2;
-
-		k->dirty = k->dirty == NULL ?
-			wa_mem_alloc(&e->mem, capacity * sizeof(session_dirty)) :
-			wa_mem_realloc(&e->mem, k->dirty,
-						   k->dirty_capacity * sizeof(session_dirty),
-						   capacity * sizeof(session_dirty));
-		k->dirty_capacity = capacity;
-	}
+	k->dirty = grow(&e->mem, k->dirty, k->n_dirty, &k->dirty_capacity,
+					sizeof(session_dirty), 2);
 	k->dirty[k->n_dirty].run = i;
 	k->dirty[k->n_dirty++].start = s->start;
 	if (k->dirty_pos >= 0)
 		return;
-	if (ss->n_dirty == ss->dirty_capacity)
-	{
-		int64_t		capacity = ss->dirty_capacity ? ss->dirty_capacity * 2 : 64;
-
-		ss->dirty = ss->dirty == NULL ?
-			wa_mem_alloc(&e->mem, capacity * sizeof(session_key *)) :
-			wa_mem_realloc(&e->mem, ss->dirty,
-						   ss->dirty_capacity * sizeof(session_key *),
-						   capacity * sizeof(session_key *));
-		ss->dirty_capacity = capacity;
-	}
+	ss->dirty = grow(&e->mem, ss->dirty, ss->n_dirty, &ss->dirty_capacity,
+					 sizeof(session_key *), 64);
 	k->dirty_pos = ss->n_dirty;
 	ss->dirty[ss->n_dirty++] = k;
 }
@@ -339,17 +332,8 @@ key_mark_changed(wa_engine *e, session_key *k, int i)
 	k->ckpt_changed |= UINT64_C(1) << i;
 	if (k->ckpt_pos >= 0)
 		return;
-	if (ss->n_changed == ss->changed_capacity)
-	{
-		int64_t		capacity = ss->changed_capacity ? ss->changed_capacity * 2 : 64;
-
-		ss->changed = ss->changed == NULL ?
-			wa_mem_alloc(&e->mem, capacity * sizeof(session_key *)) :
-			wa_mem_realloc(&e->mem, ss->changed,
-						   ss->changed_capacity * sizeof(session_key *),
-						   capacity * sizeof(session_key *));
-		ss->changed_capacity = capacity;
-	}
+	ss->changed = grow(&e->mem, ss->changed, ss->n_changed,
+					   &ss->changed_capacity, sizeof(session_key *), 64);
 	k->ckpt_pos = ss->n_changed;
 	ss->changed[ss->n_changed++] = k;
 }
@@ -419,17 +403,8 @@ key_free(wa_engine *e, session_key *k)
 	{
 		session_gone *g;
 
-		if (ss->n_gone == ss->gone_capacity)
-		{
-			int64_t		capacity = ss->gone_capacity ? ss->gone_capacity * 2 : 16;
-
-			ss->gone = ss->gone == NULL ?
-				wa_mem_alloc(&e->mem, capacity * sizeof(session_gone)) :
-				wa_mem_realloc(&e->mem, ss->gone,
-							   ss->gone_capacity * sizeof(session_gone),
-							   capacity * sizeof(session_gone));
-			ss->gone_capacity = capacity;
-		}
+		ss->gone = grow(&e->mem, ss->gone, ss->n_gone, &ss->gone_capacity,
+						sizeof(session_gone), 16);
 		g = &ss->gone[ss->n_gone++];
 		g->ival = k->ival;
 		g->len = k->len;
@@ -672,7 +647,7 @@ wa_sessions_emit_late(wa_engine *e)
 	{
 		session_key *k = ss->dirty[d];
 
-		for (uint32_t x = 0; x < k->n_dirty; x++)
+		for (int64_t x = 0; x < k->n_dirty; x++)
 		{
 			session_run *r = &k->runs[k->dirty[x].run];
 			uint32_t	j = run_first_starting_at_or_after(ss, r, k->dirty[x].start);

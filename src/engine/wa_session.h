@@ -82,8 +82,8 @@ typedef struct session_key
 	int64_t		dirty_pos;		/* index in wa_sessions.dirty, or -1 */
 	session_dirty *dirty;		/* its dirty sessions (repeats, and ones
 								 * merged away since, are skipped) */
-	uint32_t	n_dirty;
-	uint32_t	dirty_capacity;
+	int64_t		n_dirty;
+	int64_t		dirty_capacity;
 	int64_t		ckpt_pos;		/* index in wa_sessions.changed, or -1 */
 	uint64_t	ckpt_changed;	/* runs changed since the last checkpoint */
 	uint64_t	ckpt_saved;		/* runs whose last checkpoint held state */
