@@ -587,12 +587,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 
 	wa_window_set_from_array(PG_GETARG_ARRAYTYPE_P(Arg_create_windows), &windows);
 	wa_window_set_check_domain(&windows, q);
-	if (windows.n_sessions > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("session windows are not supported in pipelines yet"),
-				 errdetail("A pipeline's checkpoints do not hold sessions."),
-				 errhint("Compute sessions with windowagg.aggregate().")));
+	wa_pipeline_check_windows(&windows, NULL);
 	bound = wa_duration_arg(fcinfo, Arg_create_bound, "bound", q->domain);
 	lateness = wa_duration_arg(fcinfo, Arg_create_lateness, "lateness", q->domain);
 	if (!PG_ARGISNULL(Arg_create_idle_timeout) && q->domain != WA_TIME_TIMESTAMP)

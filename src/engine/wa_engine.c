@@ -1067,6 +1067,7 @@ void
 wa_engine_get_stats(const wa_engine *e, wa_stats *stats)
 {
 	*stats = e->stats;
+	stats->n_session_keys = e->sessions.keys.count;
 	stats->mem_bytes = e->mem.bytes;
 	stats->peak_mem_bytes = e->mem.peak;
 }

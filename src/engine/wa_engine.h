@@ -206,6 +206,7 @@ typedef struct wa_stats
 	uint64_t	n_slices;		/* live (key, slice) accumulators */
 	uint64_t	n_late_windows; /* fired windows tracked for revisions */
 	uint64_t	n_sessions;		/* open sessions */
+	uint64_t	n_session_keys; /* keys that hold sessions or a horizon */
 	uint64_t	panes_retracted;	/* sessions withdrawn by a merge */
 	uint64_t	mem_bytes;		/* bytes held from the allocator */
 	uint64_t	peak_mem_bytes; /* the coverage planning at creation

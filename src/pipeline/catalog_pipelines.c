@@ -92,6 +92,22 @@ get_datum(HeapTuple tup, TupleDesc desc, int col, bool *isnull)
 	return SPI_getbinval(tup, desc, col, isnull);
 }
 
+void
+wa_pipeline_check_windows(const WaWindowSet *windows, const char *name)
+{
+	if (windows->n_sessions == 0)
+		return;
+	if (windows->n_windows > 0 || windows->n_sessions > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 name != NULL ?
+				 errmsg("pipeline \"%s\" has a session window beside other windows, which pipelines do not support yet",
+						name) :
+				 errmsg("a pipeline with a session window cannot have other windows yet"),
+				 errdetail("A pipeline writes its sessions into its result table, where rows of other windows could have the same bounds."),
+				 errhint("Create one pipeline for the session window and another for the other windows.")));
+}
+
 WaPipelineDef *
 wa_catalog_load(int32 id, const char *name)
 {
@@ -141,11 +157,7 @@ wa_catalog_load(int32 id, const char *name)
 	/* a definition is read as it was made: its worker checks the limits */
 	wa_window_set_decode(DatumGetArrayTypePCopy(d), &def->windows);
 	/* create_pipeline refuses them; a definition is not to be trusted more */
-	if (def->windows.n_sessions > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("pipeline \"%s\" has session windows, which pipelines do not support yet",
-						def->name)));
+	wa_pipeline_check_windows(&def->windows, def->name);
 	def->bound = DatumGetInt64(get_datum(tup, desc, Anum_load_bound, &isnull));
 	def->lateness = DatumGetInt64(get_datum(tup, desc, Anum_load_lateness, &isnull));
 	d = get_datum(tup, desc, Anum_load_idle_timeout, &isnull);

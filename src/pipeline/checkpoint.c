@@ -27,6 +27,11 @@
  * compacted, so that a restarted worker starts from a log as long as its
  * state.
  *
+ * Session windows write a sessions record per (key, session window) whose
+ * sessions changed in the epoch, whole (a key holds few open sessions),
+ * and a deletion record when the key holds nothing there any more; a
+ * later record replaces an earlier one as for slices.
+ *
  * Generic aggregates' states (any PostgreSQL aggregate) go into their
  * records as portable bytes (agg_generic_portable.c), and each chunk names
  * the aggregates they belong to; the worker writes its cached states back
@@ -60,6 +65,7 @@ wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id, const WaKeyCodec *codec,
 	wa_key_portable_init(&c->keys, codec);
 	initStringInfo(&c->key_buf);
 	initStringInfo(&c->delta);
+	initStringInfo(&c->sessions_buf);
 	if (generic != NULL && wa_generic_callbacks(generic) != NULL)
 	{
 		StringInfoData sig;
@@ -120,6 +126,23 @@ add_slice_with_states(WaCheckpoint *c, const wa_engine *engine,
 						  c->acc_size, c->states_buf.data, c->states_buf.len);
 }
 
+/* A key's portable form: its image when it is one already (c->cxt current). */
+static void
+portable_key(WaCheckpoint *c, const wa_key *key, const char **data,
+			 uint32 *len)
+{
+	if (c->keys.is_image && !c->keys.codec->int_key)
+	{
+		*data = (const char *) key->bytes;
+		*len = key->len;
+		return;
+	}
+	resetStringInfo(&c->key_buf);
+	wa_key_to_portable(&c->keys, key, &c->key_buf);
+	*data = c->key_buf.data;
+	*len = c->key_buf.len;
+}
+
 /*
  * Every changed slice of every epoch passes here, so the common case
  * writes the record straight into the delta: on a little-endian machine
@@ -136,18 +159,7 @@ wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine, const wa_key *key,
 	uint32		record_len;
 	char	   *p;
 
-	if (c->keys.is_image && !c->keys.codec->int_key)
-	{
-		key_data = (const char *) key->bytes;
-		key_len = key->len;
-	}
-	else
-	{
-		resetStringInfo(&c->key_buf);
-		wa_key_to_portable(&c->keys, key, &c->key_buf);
-		key_data = c->key_buf.data;
-		key_len = c->key_buf.len;
-	}
+	portable_key(c, key, &key_data, &key_len);
 	if (c->generic != NULL)
 	{
 		add_slice_with_states(c, engine, key_data, key_len, slice, acc);
@@ -173,6 +185,57 @@ wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine, const wa_key *key,
 	c->delta.len += record_len;
 	c->delta.data[c->delta.len] = '\0';
 	c->delta_slices++;
+	c->chunk_slices++;
+	MemoryContextSwitchTo(old);
+}
+
+/* A key's sessions in one session window, whole, or their deletion. */
+void
+wa_ckpt_add_sessions(WaCheckpoint *c, const wa_engine *engine,
+					 const wa_key *key, int window, wa_tick horizon, int n,
+					 const wa_session_image *sessions)
+{
+	MemoryContext old = MemoryContextSwitchTo(c->cxt);
+	const char *key_data;
+	uint32		key_len;
+	uint32		record_len;
+
+	if (c->acc_buf == NULL)
+		c->acc_buf = palloc(c->acc_size);	/* known once an engine exists */
+	portable_key(c, key, &key_data, &key_len);
+	resetStringInfo(&c->sessions_buf);
+	for (int i = 0; i < n; i++)
+	{
+		const char *states = NULL;
+
+		if (sessions[i].start < PG_INT64_MIN || sessions[i].end > PG_INT64_MAX)
+			elog(ERROR, "session bounds out of the range of bigint");
+		if (c->generic != NULL)
+		{
+			resetStringInfo(&c->states_buf);
+			wa_generic_states_to_portable(c->generic, engine, sessions[i].acc,
+										  &c->states_buf);
+			states = c->states_buf.data;
+		}
+		wa_engine_acc_to_portable(engine, sessions[i].acc, (uint8 *) c->acc_buf);
+		wa_ckpt_put_session(&c->sessions_buf, sessions[i].start,
+							sessions[i].end, sessions[i].revision,
+							sessions[i].has_row, c->acc_buf, c->acc_size,
+							states, states != NULL ? (uint32) c->states_buf.len : 0);
+	}
+	/* ends lie within the event time's type (max_time), and so do horizons */
+	if (horizon != WA_TICK_MIN && (horizon <= PG_INT64_MIN || horizon > PG_INT64_MAX))
+		elog(ERROR, "session horizon out of the range of bigint");
+	record_len = wa_ckpt_sessions_record_bytes(key_len, c->sessions_buf.len);
+	if (c->delta.len > WA_CKPT_HEADER_BYTES && c->delta.len + record_len > CHUNK_BYTES)
+		close_chunk(c);
+	if (c->delta.len == 0)
+		wa_ckpt_start_chunk(&c->delta, c->signature);
+	wa_ckpt_append_sessions(&c->delta, key_data, key_len, (int32) window,
+							horizon == WA_TICK_MIN ? PG_INT64_MIN : (int64) horizon,
+							(uint32) n, c->sessions_buf.data,
+							(uint32) c->sessions_buf.len);
+	c->delta_sessions++;
 	c->chunk_slices++;
 	MemoryContextSwitchTo(old);
 }
@@ -227,9 +290,11 @@ write_compacted(WaCheckpoint *c, const WaCkptRecord *recs, int64 n)
 	wa_ckpt_start_chunk(&chunk, c->signature);
 	for (int64 i = 0; i < n; i++)
 	{
-		if (chunk_slices > 0 &&
-			chunk.len + wa_ckpt_record_bytes(recs[i].key_len, c->acc_size) +
-			recs[i].states_len > CHUNK_BYTES)
+		uint32		record_len = recs[i].is_sessions ?
+			wa_ckpt_sessions_record_bytes(recs[i].key_len, recs[i].states_len) :
+			wa_ckpt_record_bytes(recs[i].key_len, c->acc_size) + recs[i].states_len;
+
+		if (chunk_slices > 0 && chunk.len + record_len > CHUNK_BYTES)
 		{
 			insert_row(c, ++c->seq, c->expired_below, chunk_slices,
 					   to_bytea(chunk.data, chunk.len));
@@ -237,9 +302,15 @@ write_compacted(WaCheckpoint *c, const WaCkptRecord *recs, int64 n)
 			wa_ckpt_start_chunk(&chunk, c->signature);
 			chunk_slices = 0;
 		}
-		wa_ckpt_append_record(&chunk, recs[i].key, recs[i].key_len, recs[i].slice,
-							  recs[i].acc, c->acc_size, recs[i].states,
-							  recs[i].states_len);
+		if (recs[i].is_sessions)
+			wa_ckpt_append_sessions(&chunk, recs[i].key, recs[i].key_len,
+									(int32) recs[i].slice, recs[i].horizon,
+									recs[i].n_sessions, recs[i].acc,
+									recs[i].states_len);
+		else
+			wa_ckpt_append_record(&chunk, recs[i].key, recs[i].key_len, recs[i].slice,
+								  recs[i].acc, c->acc_size, recs[i].states,
+								  recs[i].states_len);
 		chunk_slices++;
 	}
 	insert_row(c, ++c->seq, c->expired_below, chunk_slices,
@@ -264,12 +335,13 @@ compact(WaCheckpoint *c)
  * slices the engine holds.
  */
 void
-wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_slices)
+wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_records)
 {
 	int64		live_bytes;
 	ListCell   *lc;
 
-	if (c->delta_slices == 0 && expire_below <= c->expired_below)
+	if (c->delta_slices == 0 && c->delta_sessions == 0 &&
+		expire_below <= c->expired_below)
 		return;
 	foreach(lc, c->full_chunks)
 	{
@@ -284,16 +356,16 @@ wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_slices)
 	c->written_bytes += c->delta.len;
 	foreach(lc, c->full_chunks)
 		c->written_bytes += VARSIZE(((WaCkptChunk *) lfirst(lc))->data) - VARHDRSZ;
-	c->written_records += c->delta_slices;
+	c->written_records += c->delta_slices + c->delta_sessions;
 	c->expired_below = Max(c->expired_below, expire_below);
 
 	/*
-	 * The live state's size in the log: its slices at the mean size of the
-	 * records written so far (keys differ in length from one pipeline to
-	 * the next, and within one).
+	 * The live state's size in the log: its records at the mean size of
+	 * the records written so far (keys differ in length from one pipeline
+	 * to the next, and within one).
 	 */
 	live_bytes = c->written_records > 0 ?
-		(int64) ((double) live_slices * c->written_bytes / c->written_records) : 0;
+		(int64) ((double) live_records * c->written_bytes / c->written_records) : 0;
 	if (c->log_bytes > Max(COMPACT_FLOOR_BYTES, 2 * live_bytes))
 		compact(c);
 }
@@ -315,6 +387,7 @@ wa_ckpt_reset(WaCheckpoint *c)
 	c->full_chunks = NIL;
 	resetStringInfo(&c->delta);
 	c->delta_slices = 0;
+	c->delta_sessions = 0;
 	c->chunk_slices = 0;
 }
 
@@ -332,6 +405,54 @@ wa_ckpt_read(WaCheckpoint *c, const wa_engine *engine)
 	read_log(c, engine, log);
 	c->seq = log->last_seq;
 	return log;
+}
+
+static pg_noreturn void
+restore_corrupt(WaCheckpoint *c)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("checkpoint of pipeline %d holds an accumulator that no events could have built",
+					c->pipeline_id),
+			 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
+}
+
+/* One sessions record into the engine. */
+static void
+restore_sessions(WaCheckpoint *c, wa_engine *engine, const wa_key *key,
+				 const WaCkptRecord *rec)
+{
+	wa_session_image *images = palloc(sizeof(wa_session_image) *
+									  Max(rec->n_sessions, 1));
+	char	   *accs = palloc_extended((Size) c->acc_size * Max(rec->n_sessions, 1),
+									   MCXT_ALLOC_HUGE);
+	const char *p = rec->acc;
+
+	for (uint32 i = 0; i < rec->n_sessions; i++)
+	{
+		WaCkptSession s;
+
+		p = wa_ckpt_read_session(p, c->acc_size, c->generic != NULL, &s);
+		images[i].start = s.start;
+		images[i].end = s.end;
+		images[i].revision = s.revision;
+		images[i].has_row = s.has_row;
+		images[i].acc = accs + (Size) i * c->acc_size;
+		wa_engine_acc_from_portable(engine, (const uint8 *) s.acc, images[i].acc);
+		if (c->generic != NULL)
+			wa_generic_states_from_portable(c->generic, engine, images[i].acc,
+											s.states, s.states_len);
+	}
+	if (!wa_engine_restore_sessions(engine, key, (int) rec->slice,
+									rec->horizon == PG_INT64_MIN ? WA_TICK_MIN : rec->horizon,
+									(int) rec->n_sessions, images))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checkpoint of pipeline %d holds sessions that no events could have left",
+						c->pipeline_id),
+				 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
+	pfree(accs);
+	pfree(images);
 }
 
 /*
@@ -352,16 +473,17 @@ wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine, const WaCheckpointLog *log)
 		if ((i & 1023) == 0)
 			wa_check_for_interrupts_locked();
 		wa_key_from_portable(&c->keys, recs[i].key, recs[i].key_len, &key);
+		if (recs[i].is_sessions)
+		{
+			restore_sessions(c, engine, &key, &recs[i]);
+			continue;
+		}
 		wa_engine_acc_from_portable(engine, (const uint8 *) recs[i].acc, acc);
 		if (c->generic != NULL)
 			wa_generic_states_from_portable(c->generic, engine, acc,
 											recs[i].states, recs[i].states_len);
 		if (!wa_engine_restore_slice(engine, &key, recs[i].slice, acc, c->acc_size))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("checkpoint of pipeline %d holds an accumulator that no events could have built",
-							c->pipeline_id),
-					 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
+			restore_corrupt(c);
 	}
 	pfree(acc);
 	c->log_bytes = log->bytes;

@@ -31,11 +31,13 @@ typedef struct WaCheckpoint
 	char	   *signature;		/* of the generic aggregates, or NULL */
 	StringInfoData states_buf;	/* one accumulator's generic states */
 	char	   *acc_buf;		/* one accumulator's portable image */
+	StringInfoData sessions_buf;	/* one sessions record's sessions */
 
 	List	   *full_chunks;	/* this epoch's full chunks (WaCkptChunk) */
 	StringInfoData delta;		/* the chunk being filled */
 	int64		chunk_slices;	/* records in it */
 	int64		delta_slices;	/* this epoch's changed slices */
+	int64		delta_sessions; /* and its sessions records */
 	int64		seq;			/* of the newest row in the log */
 	int64		expired_below;	/* the log's newest expiry bound */
 	int64		log_bytes;		/* bytes in the log's rows */
@@ -51,8 +53,14 @@ extern void wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id,
 extern void wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine,
 							  const wa_key *key, int64 slice,
 							  const void *acc);
+/* What a key holds in a session window (wa_save_sessions_fn's arguments) */
+extern void wa_ckpt_add_sessions(WaCheckpoint *c, const wa_engine *engine,
+								 const wa_key *key, int window,
+								 wa_tick horizon, int n,
+								 const wa_session_image *sessions);
+/* live_records: the engine's slices and session keys */
 extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
-						  int64 live_slices);
+						  int64 live_records);
 extern void wa_ckpt_reset(WaCheckpoint *c);
 
 extern WaCheckpointLog *wa_ckpt_read(WaCheckpoint *c, const wa_engine *engine);

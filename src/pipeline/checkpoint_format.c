@@ -21,6 +21,16 @@
  * accumulator's generic states (agg_generic_portable.c).  A chunk whose
  * signatures are not the pipeline's is refused: its states were written
  * for other aggregates.
+ * A sessions record (kind 4, since 0.3.0) holds what a key holds in one
+ * session window (wa_engine_checkpoint_sessions), whole:
+ *	  uint32 key length, key, int32 window, int64 horizon (the latest end
+ *	  of a closed session; INT64_MIN, which no session ends at: none),
+ *	  uint32 count,
+ *	  then count sessions: int64 start, int64 end, int64 revision,
+ *	  uint8 has_row (0 or 1), accumulator, and with generic aggregates
+ *	  uint32 states length, states.
+ * A count of 0 with horizon INT64_MIN deletes what earlier records said of
+ * the key's window.
  * Every integer is little-endian.  Records of a kind this build does not
  * know, a version it does not know, or any length that reaches past the
  * chunk are errors (ERRCODE_DATA_CORRUPTED), which stop the pipeline
@@ -32,8 +42,9 @@
  * the bytea holding it.  They are read on a machine of the same byte
  * order, converted to format 2 in memory, and mark the log for a rewrite.
  *
- * Reading keeps, of each (key, slice), the record of the latest row, and
- * drops slices below the newest expiry bound.
+ * Reading keeps, of each (key, slice) and of each (key, session window),
+ * the record of the latest row, drops slices below the newest expiry bound,
+ * and drops deletions.
  *
  * This file knows nothing of the catalog, so that the fuzzer
  * (test/fuzz/fuzz_checkpoint.c) can feed it arbitrary rows.
@@ -51,6 +62,10 @@
 #define RECORD_SLICE 1
 #define RECORD_AGGREGATES 2
 #define RECORD_SLICE_STATES 3
+#define RECORD_SESSIONS 4
+
+/* A session's bytes before its accumulator: start, end, revision, has_row. */
+#define SESSION_HEAD_BYTES (3 * sizeof(int64) + 1)
 
 /* ---------- writing ---------- */
 
@@ -118,6 +133,69 @@ wa_ckpt_append_record(StringInfo buf, const char *key, uint32 key_len,
 	buf->data[buf->len] = '\0';
 }
 
+void
+wa_ckpt_put_session(StringInfo entries, int64 start, int64 end,
+					int64 revision, bool has_row, const char *acc,
+					uint32 acc_size, const char *states, uint32 states_len)
+{
+	char		head[SESSION_HEAD_BYTES];
+	char		len[4];
+
+	wa_store_le64(head, (uint64) start);
+	wa_store_le64(head + 8, (uint64) end);
+	wa_store_le64(head + 16, (uint64) revision);
+	head[24] = has_row ? 1 : 0;
+	appendBinaryStringInfo(entries, head, sizeof(head));
+	appendBinaryStringInfo(entries, acc, (int) acc_size);
+	if (states == NULL)
+		return;
+	wa_store_le32(len, states_len);
+	appendBinaryStringInfo(entries, len, sizeof(len));
+	appendBinaryStringInfo(entries, states, (int) states_len);
+}
+
+/* The body before the sessions: key length, key, window, horizon, count. */
+#define SESSIONS_FIXED_BYTES(key_len) \
+	(sizeof(uint32) + (key_len) + sizeof(int32) + sizeof(int64) + sizeof(uint32))
+
+uint32
+wa_ckpt_sessions_record_bytes(uint32 key_len, uint32 entries_len)
+{
+	uint64		len = (uint64) WA_CKPT_RECORD_HEADER_BYTES +
+		SESSIONS_FIXED_BYTES(key_len) + entries_len;
+
+	if (len > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("sessions of %u bytes for one key are too large for a checkpoint",
+						entries_len)));
+	return (uint32) len;
+}
+
+void
+wa_ckpt_append_sessions(StringInfo buf, const char *key, uint32 key_len,
+						int32 window, int64 horizon, uint32 n,
+						const char *entries, uint32 entries_len)
+{
+	uint32		len = wa_ckpt_sessions_record_bytes(key_len, entries_len);
+	char	   *p;
+
+	enlargeStringInfo(buf, len);
+	p = buf->data + buf->len;
+	*p++ = RECORD_SESSIONS;
+	wa_store_le32(p, len - WA_CKPT_RECORD_HEADER_BYTES);
+	wa_store_le32(p + 4, key_len);
+	p += 8;
+	memcpy(p, key, key_len);
+	p += key_len;
+	wa_store_le32(p, (uint32) window);
+	wa_store_le64(p + 4, (uint64) horizon);
+	wa_store_le32(p + 12, n);
+	memcpy(p + 16, entries, entries_len);
+	buf->len += len;
+	buf->data[buf->len] = '\0';
+}
+
 /* ---------- reading ---------- */
 
 static pg_noreturn void
@@ -137,6 +215,8 @@ compare_records(const void *a, const void *b)
 	const WaCkptRecord *y = b;
 	int			cmp;
 
+	if (x->is_sessions != y->is_sessions)
+		return x->is_sessions ? 1 : -1;
 	if (x->key_len != y->key_len)
 		return x->key_len < y->key_len ? -1 : 1;
 	cmp = memcmp(x->key, y->key, x->key_len);
@@ -150,7 +230,8 @@ compare_records(const void *a, const void *b)
 static bool
 same_slice(const WaCkptRecord *x, const WaCkptRecord *y)
 {
-	return x->slice == y->slice && x->key_len == y->key_len &&
+	return x->is_sessions == y->is_sessions &&
+		x->slice == y->slice && x->key_len == y->key_len &&
 		memcmp(x->key, y->key, x->key_len) == 0;
 }
 
@@ -164,8 +245,79 @@ next_record(WaCkptReader *r)
 			palloc_extended(sizeof(WaCkptRecord) * r->capacity, MCXT_ALLOC_HUGE) :
 			repalloc_huge(r->recs, sizeof(WaCkptRecord) * r->capacity);
 	}
+	memset(&r->recs[r->n], 0, sizeof(WaCkptRecord));
 	r->recs[r->n].order = r->n;
 	return &r->recs[r->n++];
+}
+
+const char *
+wa_ckpt_read_session(const char *p, uint32 acc_size, bool with_states,
+					 WaCkptSession *s)
+{
+	s->start = (int64) wa_read_le64(p);
+	s->end = (int64) wa_read_le64(p + 8);
+	s->revision = (int64) wa_read_le64(p + 16);
+	s->has_row = p[24] != 0;
+	s->acc = p + SESSION_HEAD_BYTES;
+	p = s->acc + acc_size;
+	s->states = NULL;
+	s->states_len = 0;
+	if (with_states)
+	{
+		s->states_len = wa_read_le32(p);
+		s->states = p + sizeof(uint32);
+		p = s->states + s->states_len;
+	}
+	return p;
+}
+
+/*
+ * A sessions record's body: every length checked before it is read past,
+ * so that wa_ckpt_read_session may walk it later.
+ */
+static void
+read_sessions(WaCkptReader *r, int64 seq, const char *body, uint32 body_len)
+{
+	const char *end = body + body_len;
+	const char *p;
+	WaCkptRecord *rec;
+	bool		with_states = r->signature != NULL;
+
+	if (body_len < sizeof(uint32))
+		corrupt(r, seq, "a sessions record is cut short");
+	rec = next_record(r);
+	rec->is_sessions = true;
+	rec->key_len = wa_read_le32(body);
+	if ((uint64) body_len < SESSIONS_FIXED_BYTES((uint64) rec->key_len))
+		corrupt(r, seq, "a sessions record is cut short");
+	rec->key = body + sizeof(uint32);
+	p = rec->key + rec->key_len;
+	rec->slice = (int32) wa_read_le32(p);
+	rec->horizon = (int64) wa_read_le64(p + 4);
+	rec->n_sessions = wa_read_le32(p + 12);
+	p += 16;
+	rec->acc = p;
+	for (uint32 i = 0; i < rec->n_sessions; i++)
+	{
+		if ((uint64) (end - p) < SESSION_HEAD_BYTES + (uint64) r->acc_size +
+			(with_states ? sizeof(uint32) : 0))
+			corrupt(r, seq, "a session reaches past the end of its record");
+		if ((uint8) p[24] > 1)
+			corrupt(r, seq, "a session's row flag is neither 0 nor 1");
+		p += SESSION_HEAD_BYTES + r->acc_size;
+		if (with_states)
+		{
+			uint32		states_len = wa_read_le32(p);
+
+			p += sizeof(uint32);
+			if ((uint64) (end - p) < states_len)
+				corrupt(r, seq, "a session's states reach past the end of its record");
+			p += states_len;
+		}
+	}
+	if (p != end)
+		corrupt(r, seq, "a sessions record's lengths do not add up");
+	rec->states_len = (uint32) (end - rec->acc);
 }
 
 /* A format 2 chunk: every length checked before it is read past. */
@@ -214,6 +366,13 @@ read_chunk(WaCkptReader *r, int64 seq, const char *p, const char *end)
 								   (int) Min(body_len, 1024), body, r->signature),
 						 errhint("Drop the pipeline and create it again to rebuild its state from its source.")));
 			named = true;
+			continue;
+		}
+		if (kind == RECORD_SESSIONS)
+		{
+			if (r->signature != NULL && !named)
+				corrupt(r, seq, "aggregate states come before the record naming their aggregates");
+			read_sessions(r, seq, body, body_len);
 			continue;
 		}
 		if (kind != RECORD_SLICE && kind != RECORD_SLICE_STATES)
@@ -344,7 +503,10 @@ wa_ckpt_reader_add_row(WaCkptReader *r, int64 seq, int64 expire_below,
 		read_legacy_row(r, seq, data, end);
 }
 
-/* The live records: the newest of each (key, slice) that has not expired. */
+/*
+ * The live records: the newest of each (key, slice) that has not expired,
+ * and the newest of each (key, session window) that is no deletion.
+ */
 void
 wa_ckpt_reader_finish(WaCkptReader *r, WaCheckpointLog *log)
 {
@@ -354,11 +516,16 @@ wa_ckpt_reader_finish(WaCkptReader *r, WaCheckpointLog *log)
 		qsort(r->recs, r->n, sizeof(WaCkptRecord), compare_records);
 	for (int64 i = 0; i < r->n; i++)
 	{
-		/* sorted by (key, slice, order): the newest ends its group */
-		bool		newest = i + 1 == r->n || !same_slice(&r->recs[i], &r->recs[i + 1]);
+		const WaCkptRecord *rec = &r->recs[i];
 
-		if (newest && r->recs[i].slice >= r->expired_below)
-			r->recs[kept++] = r->recs[i];
+		/* sorted by (kind, key, slice, order): the newest ends its group */
+		bool		newest = i + 1 == r->n || !same_slice(rec, &r->recs[i + 1]);
+		bool		live = rec->is_sessions ?
+			rec->n_sessions > 0 || rec->horizon != PG_INT64_MIN :
+			rec->slice >= r->expired_below;
+
+		if (newest && live)
+			r->recs[kept++] = *rec;
 	}
 	log->records = r->recs;
 	log->n = kept;

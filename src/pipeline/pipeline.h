@@ -279,6 +279,13 @@ typedef struct WaPipelineDef
  * context current at the call, which is current again on return.
  */
 extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
+/*
+ * The windows a pipeline can run: fixed ones, or one session window
+ * alone.  name: the pipeline's, for the message; NULL when it is being
+ * created.
+ */
+extern void wa_pipeline_check_windows(const WaWindowSet *windows,
+									  const char *name);
 
 /* What discovery needs of each pipeline to claim a slot for it. */
 typedef struct WaPipelineEntry

@@ -15,6 +15,15 @@
  * intermediate revision.  The result table computes revisions itself: a
  * new row starts at 1 and every upsert of an existing row adds 1.
  *
+ * Session windows' panes take revisions from the engine (1 + the highest
+ * among the sessions a merge replaced), and retractions delete the rows of
+ * replaced sessions: the epoch deletes them first, then upserts the
+ * sessions' panes, so that the table holds exactly the current sessions
+ * once it commits.  A session retracted in the epoch that buffered its
+ * pane is not written at all (its delete finds nothing).  A replaced
+ * session's bounds never come back (sessions only grow), so a delete never
+ * takes a row the same epoch writes.
+ *
  * src/pipeline/sink.c
  *
  *-------------------------------------------------------------------------
@@ -41,12 +50,15 @@ typedef struct PaneId
 	uint32		len;
 	int			window;
 	wa_tick		start;
+	wa_tick		end;			/* a fixed window's follows from its start,
+								 * a session's does not */
 } PaneId;
 
 typedef struct PaneEntry
 {
 	PaneId		id;
-	int			row;			/* index into the column buffers */
+	int			row;			/* index into the column buffers (the
+								 * sessions' for a session window) */
 } PaneEntry;
 
 /* ---------- column buffers ---------- */
@@ -141,41 +153,45 @@ prepare_unnest_plan(const char *sql, const WaColumns *c)
 
 /*
  * The pane statements read the epoch's panes from a tuplestore that SPI
- * exposes as a relation named PANES_RELATION (the mechanism of trigger
- * transition tables): cheaper than passing one array per column and
- * unnesting them, which costs as much again as the insert itself.
+ * exposes as a relation (the mechanism of trigger transition tables):
+ * cheaper than passing one array per column and unnesting them, which
+ * costs as much again as the insert itself.  Sessions' panes and
+ * retractions come the same way, each in a relation of its own.
  */
 #define PANES_RELATION "windowagg_epoch_panes"
+#define SESSIONS_RELATION "windowagg_epoch_sessions"
+#define RETRACTED_RELATION "windowagg_epoch_retracted"
 
 static void
-register_panes(WaSink *sink, Tuplestorestate *store)
+register_rows(const char *name, TupleDesc desc, Tuplestorestate *store)
 {
 	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
 
-	enr->md.name = PANES_RELATION;
+	enr->md.name = unconstify(char *, name);
 	enr->md.reliddesc = InvalidOid;
-	enr->md.tupdesc = sink->panes_desc;
+	enr->md.tupdesc = desc;
 	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
 	enr->md.enrtuples = store != NULL ? tuplestore_tuple_count(store) : 0;
 	enr->reldata = store;
 	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
-		elog(ERROR, "could not register the epoch's panes");
+		elog(ERROR, "could not register the epoch's relation %s", name);
 }
 
 static void
-unregister_panes(void)
+unregister_rows(const char *name)
 {
-	if (SPI_unregister_relation(PANES_RELATION) != SPI_OK_REL_UNREGISTER)
-		elog(ERROR, "could not unregister the epoch's panes");
+	if (SPI_unregister_relation(name) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "could not unregister the epoch's relation %s", name);
 }
 
+/* A statement over relation name (of rows like desc); $1: the epoch's time */
 static SPIPlanPtr
-prepare_pane_plan(WaSink *sink, const char *sql)
+prepare_rows_plan(const char *name, TupleDesc desc, const char *sql)
 {
 	Oid			epoch_time_type = TIMESTAMPTZOID;
 	SPIPlanPtr	plan;
 
-	register_panes(sink, NULL);
+	register_rows(name, desc, NULL);
 	wa_own_statement(sql);
 	plan = SPI_prepare(sql, 1, &epoch_time_type);
 	if (plan == NULL)
@@ -183,45 +199,59 @@ prepare_pane_plan(WaSink *sink, const char *sql)
 			 SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not keep the plan of \"%s\"", sql);
-	unregister_panes();
+	unregister_rows(name);
 	return plan;
 }
 
-/* Write the buffered panes of one kind; returns the number of rows. */
-static int
-write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
+/*
+ * Run plan over the buffered rows of c whose column pick (not sent) is
+ * want; pick -1: every row.  Returns the number of rows given, or, with
+ * processed, the number of rows the statement processed.
+ */
+static int64
+write_rows(SPIPlanPtr plan, const char *name, TupleDesc desc,
+		   const WaColumns *c, int pick, bool want, Datum epoch_time,
+		   bool processed)
 {
-	WaColumns  *c = &sink->panes;
-	int			kind = c->ncols - 1;
 	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
 	Datum	   *values = palloc(sizeof(Datum) * c->nsent);
 	bool	   *nulls = palloc(sizeof(bool) * c->nsent);
-	int			nrows = 0;
+	int64		nrows = 0;
 	int			ret;
 
 	for (int row = 0; row < c->nrows; row++)
 	{
-		if (DatumGetBool(c->values[kind][row]) != late)
+		if (pick >= 0 && DatumGetBool(c->values[pick][row]) != want)
 			continue;
 		for (int i = 0; i < c->nsent; i++)
 		{
 			values[i] = c->values[i][row];
 			nulls[i] = c->nulls[i][row];
 		}
-		tuplestore_putvalues(store, sink->panes_desc, values, nulls);
+		tuplestore_putvalues(store, desc, values, nulls);
 		nrows++;
 	}
 	if (nrows > 0)
 	{
-		register_panes(sink, store);
+		register_rows(name, desc, store);
 		ret = SPI_execute_plan(plan, &epoch_time, NULL, false, 0);
 		if (ret < 0)
-			elog(ERROR, "could not write panes: %s",
+			elog(ERROR, "could not write the epoch's %s: %s", name,
 				 SPI_result_code_string(ret));
-		unregister_panes();
+		unregister_rows(name);
+		if (processed)
+			nrows = (int64) SPI_processed;
 	}
 	tuplestore_end(store);
 	return nrows;
+}
+
+/* Write the buffered panes of fixed windows of one kind. */
+static int64
+write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
+{
+	return write_rows(plan, PANES_RELATION, sink->panes_desc, &sink->panes,
+					  sink->panes.ncols - 1, late, epoch_time, false);
 }
 
 /* ---------- set-up ---------- */
@@ -232,7 +262,8 @@ pane_id_hash(const void *key, Size keysize)
 	const PaneId *id = key;
 
 	return (uint32) (id->key_hash ^ hash_bytes_uint32((uint32) id->window) ^
-					 hash_bytes_uint32((uint32) (id->start ^ (id->start >> 32))));
+					 hash_bytes_uint32((uint32) (id->start ^ (id->start >> 32))) ^
+					 hash_bytes_uint32((uint32) (id->end ^ (id->end >> 32))));
 }
 
 static int
@@ -241,10 +272,23 @@ pane_id_compare(const void *a, const void *b, Size keysize)
 	const PaneId *x = a;
 	const PaneId *y = b;
 
-	if (x->window != y->window || x->start != y->start || x->len != y->len ||
+	if (x->window != y->window || x->start != y->start || x->end != y->end ||
+		x->len != y->len ||
 		x->ival != y->ival)
 		return 1;
 	return x->len == 0 ? 0 : memcmp(x->bytes, y->bytes, x->len);
+}
+
+/* The descriptor of an epoch's relation: columns c1, c2, ... of types. */
+static TupleDesc
+relation_desc(int ncols, const Oid *types)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(ncols);
+
+	for (int i = 0; i < ncols; i++)
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), psprintf("c%d", i + 1),
+						   types[i], -1, 0);
+	return desc;
 }
 
 static char *
@@ -260,6 +304,62 @@ qualified_name(Oid relid)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table with OID %u does not exist", relid)));
 	return psprintf("%s.%s", quote_identifier(nspname), quote_identifier(relname));
+}
+
+/*
+ * Two statements keep a table of sessions: one deletes the rows of the
+ * sessions that merges replaced, one upserts the sessions' panes with the
+ * revisions the engine gives.  A NULL key is a group of its own (the
+ * table's unique index treats NULLs as equal), so nullable keys match
+ * NULL to NULL.  cols: the value columns, as the pane statements name
+ * them.
+ */
+static void
+build_session_statements(WaSink *sink, const WaPipelineDef *def,
+						 const char *cols)
+{
+	const WaAggQuery *q = sink->query;
+	char	   *table = qualified_name(def->result_table);
+	StringInfoData sql;
+	int			col = 1;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s AS r USING " RETRACTED_RELATION " d WHERE ",
+					 table);
+	for (int i = 0; i < q->n_keys; i++, col++)
+	{
+		const char *key = quote_identifier(q->keys[i].name);
+
+		if (q->keys[i].notnull)
+			appendStringInfo(&sql, "r.%s = d.c%d AND ", key, col);
+		else
+			appendStringInfo(&sql, "(r.%s = d.c%d OR (r.%s IS NULL AND d.c%d IS NULL)) AND ",
+							 key, col, key, col);
+	}
+	appendStringInfo(&sql, "r.window_start = d.c%d AND r.window_end = d.c%d",
+					 col, col + 1);
+	sink->retract_plan = prepare_rows_plan(RETRACTED_RELATION,
+										   sink->retracted_desc, sql.data);
+
+	/* the sessions' relation: the value columns, revision, is late */
+	col = q->n_keys + 2 + q->n_outputs + 1;
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) SELECT ",
+					 table, cols);
+	for (int i = 1; i < col; i++)
+		appendStringInfo(&sql, "p.c%d, ", i);
+	appendStringInfo(&sql, "CASE WHEN p.c%d THEN 'late' ELSE 'on_time' END, p.c%d, $1 "
+					 "FROM " SESSIONS_RELATION " p ON CONFLICT (", col + 1, col);
+	for (int i = 0; i < q->n_keys; i++)
+		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
+	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
+	for (int i = 0; i < q->n_outputs; i++)
+		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
+						 quote_identifier(q->outputs[i].name));
+	appendStringInfoString(&sql, "pane = EXCLUDED.pane, revision = EXCLUDED.revision, "
+						   "updated_at = EXCLUDED.updated_at");
+	sink->session_plan = prepare_rows_plan(SESSIONS_RELATION, sink->sessions_desc,
+										   sql.data);
 }
 
 /*
@@ -287,7 +387,7 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 	appendStringInfo(&sql, "INSERT INTO %s (%s, pane, revision, updated_at) "
 					 "SELECT p.*, 'on_time', 1, $1 FROM " PANES_RELATION " p",
 					 qualified_name(def->result_table), cols.data);
-	sink->insert_plan = prepare_pane_plan(sink, sql.data);
+	sink->insert_plan = prepare_rows_plan(PANES_RELATION, sink->panes_desc, sql.data);
 
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) "
@@ -301,7 +401,9 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 						 quote_identifier(q->outputs[i].name));
 	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
 						   "updated_at = EXCLUDED.updated_at");
-	sink->upsert_plan = prepare_pane_plan(sink, sql.data);
+	sink->upsert_plan = prepare_rows_plan(PANES_RELATION, sink->panes_desc, sql.data);
+	if (sink->sessions_desc != NULL)
+		build_session_statements(sink, def, cols.data);
 }
 
 static void
@@ -366,10 +468,24 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	types[ncols] = BOOLOID;		/* late, not sent: it picks the statement */
 	columns_init(&sink->panes, ncols + 1, types, long_lived);
 	sink->panes.nsent = ncols;
-	sink->panes_desc = CreateTemplateTupleDesc(ncols);
-	for (int i = 0; i < ncols; i++)
-		TupleDescInitEntry(sink->panes_desc, (AttrNumber) (i + 1),
-						   psprintf("c%d", i + 1), types[i], -1, 0);
+	sink->panes_desc = relation_desc(ncols, types);
+	sink->n_fixed_windows = def->windows.n_windows;
+	if (def->windows.n_sessions > 0)
+	{
+		Oid		   *stypes = palloc(sizeof(Oid) * (ncols + 3));
+
+		/* the value columns, revision, is late (sent); is live (not) */
+		memcpy(stypes, types, sizeof(Oid) * ncols);
+		stypes[ncols] = INT8OID;
+		stypes[ncols + 1] = BOOLOID;
+		stypes[ncols + 2] = BOOLOID;
+		columns_init(&sink->sessions, ncols + 3, stypes, long_lived);
+		sink->sessions.nsent = ncols + 2;
+		sink->sessions_desc = relation_desc(ncols + 2, stypes);
+		/* keys, start, end */
+		columns_init(&sink->retracted, q->n_keys + 2, types, long_lived);
+		sink->retracted_desc = relation_desc(q->n_keys + 2, types);
+	}
 
 	/* a logical source's: commit LSN for arrival, and the row as JSON */
 	dead_types[0] = def->logical ? PG_LSNOID : INT8OID;
@@ -392,20 +508,59 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 
 /* ---------- buffering (CurrentMemoryContext: the epoch's) ---------- */
 
-void
-wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
+/* A row's keys, start and end, from a pane (c: any buffer of panes). */
+static void
+set_keys_and_bounds(WaSink *sink, WaColumns *c, int row, const wa_pane *pane)
+{
+	int			n_keys = sink->query->n_keys;
+
+	wa_key_decode(sink->codec, &pane->key, sink->key_values, sink->key_nulls);
+	for (int i = 0; i < n_keys; i++)
+	{
+		c->values[i][row] = sink->key_values[i];
+		c->nulls[i][row] = sink->key_nulls[i];
+	}
+	c->values[n_keys][row] = wa_ticks_to_datum(pane->start, sink->window_type,
+											   "window_start");
+	c->nulls[n_keys][row] = false;
+	c->values[n_keys + 1][row] = wa_ticks_to_datum(pane->end, sink->window_type,
+												   "window_end");
+	c->nulls[n_keys + 1][row] = false;
+}
+
+/*
+ * A row's aggregate values, from a pane.  Generic aggregates' values live
+ * until the next pane's: the epoch keeps copies.
+ */
+static void
+set_values(WaSink *sink, WaColumns *c, int row, const wa_pane *pane)
 {
 	const WaAggQuery *q = sink->query;
-	WaColumns  *c = &sink->panes;
+
+	wa_generic_output_values(sink->generic, sink->outputs, pane->results,
+							 sink->out_values, sink->out_nulls);
+	for (int i = 0; i < q->n_outputs; i++)
+	{
+		int			col = q->n_keys + 2 + i;
+
+		c->nulls[col][row] = sink->out_nulls[i];
+		c->values[col][row] = sink->out_nulls[i] ? (Datum) 0 :
+			datumCopy(sink->out_values[i], sink->out_byval[i],
+					  sink->out_typlen[i]);
+	}
+}
+
+/*
+ * The buffered row of a pane's window, or -1 when there is none and
+ * create is false.  A new row gets the pane's keys and bounds.
+ */
+static int
+pane_row(WaSink *sink, WaColumns *c, const wa_pane *pane, bool create)
+{
 	PaneId		id;
 	PaneEntry  *entry;
 	bool		found;
-	int			row;
-	int			col;
 
-	/* a window the result's type cannot hold does not exist */
-	if (!wa_pane_representable(pane, sink->window_type))
-		return;
 	id.ival = pane->key.ival;
 	id.len = sink->codec->int_key ? 0 : pane->key.len;
 	id.bytes = pane->key.bytes;
@@ -413,6 +568,7 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 		hash_bytes_uint32((uint32) (id.ival ^ (id.ival >> 32)));
 	id.window = pane->window;
 	id.start = pane->start;
+	id.end = pane->end;
 
 	if (sink->pane_index == NULL)
 	{
@@ -429,51 +585,74 @@ wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
 									   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
 									   HASH_CONTEXT);
 	}
-	entry = hash_search(sink->pane_index, &id, HASH_ENTER, &found);
+	entry = hash_search(sink->pane_index, &id, create ? HASH_ENTER : HASH_FIND,
+						&found);
 	if (found)
-		row = entry->row;		/* the newest value replaces the older one */
-	else
+		return entry->row;
+	if (!create)
+		return -1;
+	if (id.len > 0)
 	{
-		if (id.len > 0)
-		{
-			uint8	   *copy = palloc(id.len);
+		uint8	   *copy = palloc(id.len);
 
-			memcpy(copy, id.bytes, id.len);
-			entry->id.bytes = copy;
-		}
-		row = columns_add_row(c);
-		entry->row = row;
-		wa_key_decode(sink->codec, &pane->key, sink->key_values, sink->key_nulls);
-		for (int i = 0; i < q->n_keys; i++)
-		{
-			c->values[i][row] = sink->key_values[i];
-			c->nulls[i][row] = sink->key_nulls[i];
-		}
-		col = q->n_keys;
-		c->values[col][row] = wa_ticks_to_datum(pane->start, sink->window_type,
-												"window_start");
-		c->nulls[col++][row] = false;
-		c->values[col][row] = wa_ticks_to_datum(pane->end, sink->window_type,
-												"window_end");
-		c->nulls[col][row] = false;
-		/* the first emission in the epoch decides: see build_pane_statements */
-		c->values[c->ncols - 1][row] = BoolGetDatum(pane->kind == WA_PANE_LATE);
-		c->nulls[c->ncols - 1][row] = false;
+		memcpy(copy, id.bytes, id.len);
+		entry->id.bytes = copy;
 	}
-	/*
-	 * Generic aggregates' values live until the next pane's: the epoch
-	 * keeps copies.
-	 */
-	wa_generic_output_values(sink->generic, sink->outputs, pane->results,
-							 sink->out_values, sink->out_nulls);
-	for (int i = 0; i < q->n_outputs; i++)
+	entry->row = columns_add_row(c);
+	set_keys_and_bounds(sink, c, entry->row, pane);
+	/* the first emission in the epoch decides: see build_pane_statements */
+	c->values[c->ncols - 1][entry->row] = BoolGetDatum(pane->kind == WA_PANE_LATE);
+	c->nulls[c->ncols - 1][entry->row] = false;
+	return entry->row;
+}
+
+/*
+ * A session's pane: the newest of the epoch stands, with its revision and
+ * kind; a retraction unbuffers the replaced session's pane and deletes its
+ * row.
+ */
+static void
+add_session_pane(WaSink *sink, const wa_pane *pane)
+{
+	WaColumns  *c = &sink->sessions;
+	int			revision_col = sink->query->n_keys + 2 + sink->query->n_outputs;
+	int			row;
+
+	if (pane->kind == WA_PANE_RETRACT)
 	{
-		col = q->n_keys + 2 + i;
-		c->nulls[col][row] = sink->out_nulls[i];
-		c->values[col][row] = sink->out_nulls[i] ? (Datum) 0 :
-			datumCopy(sink->out_values[i], sink->out_byval[i],
-					  sink->out_typlen[i]);
+		row = pane_row(sink, c, pane, false);
+		if (row >= 0)
+			c->values[c->ncols - 1][row] = BoolGetDatum(false);
+		row = columns_add_row(&sink->retracted);
+		set_keys_and_bounds(sink, &sink->retracted, row, pane);
+		return;
 	}
+	row = pane_row(sink, c, pane, true);
+	set_values(sink, c, row, pane);
+	c->values[revision_col][row] = Int64GetDatum(pane->revision);
+	c->nulls[revision_col][row] = false;
+	c->values[revision_col + 1][row] = BoolGetDatum(pane->kind == WA_PANE_LATE);
+	c->nulls[revision_col + 1][row] = false;
+	c->values[c->ncols - 1][row] = BoolGetDatum(true);
+	c->nulls[c->ncols - 1][row] = false;
+}
+
+void
+wa_sink_add_pane(WaSink *sink, const wa_pane *pane)
+{
+	int			row;
+
+	/* a window the result's type cannot hold does not exist */
+	if (!wa_pane_representable(pane, sink->window_type))
+		return;
+	if (pane->window >= sink->n_fixed_windows)
+	{
+		add_session_pane(sink, pane);
+		return;
+	}
+	/* the newest value replaces an older one of the epoch */
+	row = pane_row(sink, &sink->panes, pane, true);
+	set_values(sink, &sink->panes, row, pane);
 }
 
 void
@@ -513,16 +692,51 @@ save_slice(void *arg, const wa_key *key, int64_t slice, const void *acc,
 	wa_ckpt_add_slice(&sink->ckpt, sink->engine, key, slice, acc);
 }
 
+static void
+save_sessions(void *arg, const wa_key *key, int window, wa_tick horizon,
+			  int n, const wa_session_image *sessions)
+{
+	WaSink	   *sink = arg;
+
+	wa_ckpt_add_sessions(&sink->ckpt, sink->engine, key, window, horizon, n,
+						 sessions);
+}
+
 void
 wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 						   wa_time_state *time)
 {
 	sink->engine = engine;
 	wa_engine_checkpoint(engine, save_slice, sink, &sink->expire_below, time);
+	if (sink->sessions_desc != NULL)
+		wa_engine_checkpoint_sessions(engine, save_sessions, sink);
 	sink->engine = NULL;
 }
 
 /* ---------- writing ---------- */
+
+/* Retractions first, then the sessions' panes (see the file's header). */
+static void
+write_sessions(WaSink *sink, Datum epoch_time)
+{
+	WaColumns  *c = &sink->sessions;
+	int			late_col = c->nsent - 1;
+
+	sink->n_retracted = write_rows(sink->retract_plan, RETRACTED_RELATION,
+								   sink->retracted_desc, &sink->retracted,
+								   -1, false, epoch_time, true);
+	(void) write_rows(sink->session_plan, SESSIONS_RELATION, sink->sessions_desc,
+					  c, c->ncols - 1, true, epoch_time, false);
+	for (int row = 0; row < c->nrows; row++)
+	{
+		if (!DatumGetBool(c->values[c->ncols - 1][row]))
+			continue;
+		if (DatumGetBool(c->values[late_col][row]))
+			sink->n_late++;
+		else
+			sink->n_on_time++;
+	}
+}
 
 void
 wa_sink_write(WaSink *sink, TimestampTz epoch_time)
@@ -534,6 +748,8 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 		sink->n_late = write_panes(sink, sink->upsert_plan, true,
 								   TimestampTzGetDatum(epoch_time));
 	}
+	if (sink->sessions.nrows > 0 || sink->retracted.nrows > 0)
+		write_sessions(sink, TimestampTzGetDatum(epoch_time));
 	if (sink->dead.nrows > 0)
 	{
 		Datum	   *args = palloc(sizeof(Datum) * sink->dead.nsent);
@@ -557,9 +773,12 @@ wa_sink_reset(WaSink *sink)
 	if (!sink->ready)
 		return;					/* never set up, or setting up failed */
 	columns_reset(&sink->panes);
+	columns_reset(&sink->sessions);
+	columns_reset(&sink->retracted);
 	columns_reset(&sink->dead);
 	wa_ckpt_reset(&sink->ckpt);
 	sink->pane_index = NULL;	/* went with the epoch's memory */
 	sink->n_on_time = 0;
 	sink->n_late = 0;
+	sink->n_retracted = 0;
 }

@@ -40,14 +40,24 @@ typedef struct WaSink
 	TupleDesc	panes_desc;		/* the sent columns, as a relation */
 	HTAB	   *pane_index;		/* (key, window, start) -> row in panes,
 								 * in the epoch's memory */
+	int			n_fixed_windows;	/* panes of higher windows are sessions' */
+	WaColumns	sessions;		/* keys, start, end, aggregates, revision,
+								 * is late; is live */
+	TupleDesc	sessions_desc;
+	WaColumns	retracted;		/* keys, start, end of sessions a merge
+								 * replaced */
+	TupleDesc	retracted_desc;
 	WaColumns	dead;			/* arrival, event time, reason, watermark */
 	WaCheckpoint ckpt;			/* changed slices */
 	int64		expire_below;	/* this epoch's slice expiry bound */
 	int64		n_on_time;		/* rows written by wa_sink_write, by kind */
 	int64		n_late;
+	int64		n_retracted;	/* rows that retractions deleted */
 
 	SPIPlanPtr	insert_plan;	/* on-time panes */
 	SPIPlanPtr	upsert_plan;	/* late panes */
+	SPIPlanPtr	session_plan;	/* sessions' panes, with their revisions */
+	SPIPlanPtr	retract_plan;	/* deletes replaced sessions */
 	SPIPlanPtr	dead_plan;
 	Datum	   *key_values;		/* scratch for decoding a key */
 	bool	   *key_nulls;

@@ -81,6 +81,7 @@ typedef struct PendingRow
 	bool		some_out_of_range;	/* some of its windows cannot exist */
 	wa_tick		wm_before;		/* filled by the ingest: for dead letters */
 	wa_ingest_result result;
+	const char *reason;			/* of a dropped one: a static string */
 } PendingRow;
 
 typedef struct Worker
@@ -286,6 +287,25 @@ event_time_datum(const Worker *w, int64 t)
 	}
 }
 
+/* A dead letter's reason: the rule that dropped the event. */
+static const char *
+drop_reason_text(const Worker *w, wa_drop_reason reason)
+{
+	switch (reason)
+	{
+		case WA_DROP_SESSION_CLOSED:
+			return "session closed: the event touches a closed session of its key";
+		case WA_DROP_OUT_OF_RANGE:
+			return "the session the event would open would end beyond the range of its type";
+		case WA_DROP_NONE:
+		case WA_DROP_TOO_LATE:
+			break;
+	}
+	return w->def->windows.n_windows > 0 ?
+		"too late: every window containing the event has closed" :
+		"too late: the session the event would open has closed";
+}
+
 /*
  * Ingest the batch under the state lock (nothing but the engine runs
  * there), then count its rows and send the too-late ones to the dead
@@ -316,10 +336,17 @@ ingest_batch(Worker *w)
 		if (r->some_out_of_range &&
 			!wa_window_range_open(&w->range, r->t, r->wm_before,
 								  w->def->lateness))
+		{
 			r->result = WA_INGEST_DROPPED;
+			r->reason = drop_reason_text(w, WA_DROP_TOO_LATE);
+		}
 		else
+		{
 			r->result = wa_engine_ingest(w->engine, &r->key, r->t,
 										 &w->inputs[i * w->n_inputs]);
+			if (r->result == WA_INGEST_DROPPED)
+				r->reason = drop_reason_text(w, wa_engine_drop_reason(w->engine));
+		}
 	}
 	unlock_state(w);
 	for (int i = 0; i < w->n_batched; i++)
@@ -330,9 +357,8 @@ ingest_batch(Worker *w)
 		if (r->result == WA_INGEST_DROPPED)
 		{
 			wa_sink_add_dead_letter(&w->sink, r->arrival, event_time_datum(w, r->t),
-									false,
-									"too late: every window containing the event has closed",
-									r->wm_before, source_row_jsonb(w));
+									false, r->reason, r->wm_before,
+									source_row_jsonb(w));
 			w->delta.dead_letters++;
 		}
 		else if (r->result == WA_INGEST_PARTIAL || r->some_out_of_range)
@@ -964,7 +990,8 @@ run_epoch(Worker *w)
 
 	changed = flush || read.offset_dirty ||
 		w->sink.panes.nrows > 0 || w->sink.dead.nrows > 0 ||
-		w->sink.ckpt.delta_slices > 0 ||
+		w->sink.sessions.nrows > 0 || w->sink.retracted.nrows > 0 ||
+		w->sink.ckpt.delta_slices > 0 || w->sink.ckpt.delta_sessions > 0 ||
 		w->sink.expire_below > w->sink.ckpt.expired_below;
 	if (changed)
 	{
@@ -977,7 +1004,8 @@ run_epoch(Worker *w)
 		wa_sink_write(&w->sink, now);
 		w->delta.panes_on_time = w->sink.n_on_time;
 		w->delta.panes_late = w->sink.n_late;
-		wa_sink_write_checkpoint(&w->sink, (int64) stats.n_slices);
+		wa_sink_write_checkpoint(&w->sink,
+								 (int64) (stats.n_slices + stats.n_session_keys));
 		write_progress(w, &time);
 	}
 
@@ -1098,6 +1126,7 @@ setup(Worker *w)
 	window_type = w->query->domain == WA_TIME_INTEGER ? INT8OID :
 		w->query->event_time_type;
 	wa_window_range_init(&w->range, &w->def->windows, window_type);
+	wa_window_set_limit_sessions(&w->def->windows, window_type);
 	wa_key_fit_init(&w->key_fit, w->query, window_type, w->def->result_table);
 	w->key_too_large = psprintf("the key is too large for the result table's index (%d bytes after compression)",
 								wa_btree_max_item());

@@ -10,18 +10,20 @@
  * form too, whatever its receive function says), never a crash, an
  * internal error or a read out of bounds.  The input chooses the key columns (one integer,
  * or one to three columns of the shim's types), whether format-1 rows may
- * be read, the engine's window, the restored time state, and one to four
- * rows (expiry bound, accumulator size, bytes; the last row takes what is
- * left of the input).
+ * be read, the engine's fixed window and session gap, the restored time
+ * state, and one to four rows (expiry bound, accumulator size, bytes; the
+ * last row takes what is left of the input).
  *
  * What is read is then checked two ways:
- *	- written back with wa_ckpt_append_record into one chunk and read
- *	  again, it gives the same records (the writer and the reader agree);
+ *	- written back with wa_ckpt_append_record and wa_ckpt_append_sessions
+ *	  into one chunk and read again, it gives the same records (the writer
+ *	  and the reader agree);
  *	- restored into an engine as a worker does (wa_ckpt_restore), given a
- *	  few more events around the restored watermark, then flushed: every accumulator the restore takes,
- *	  however odd (NaN sums, slices at the ends of int64, counts that add
- *	  up past int64), must fold into panes without undefined behaviour,
- *	  and the destroyed engine must hold no memory.
+ *	  few more events around the restored watermark, then flushed: every
+ *	  accumulator and session the restore takes, however odd (NaN sums,
+ *	  slices at the ends of int64, counts that add up past int64), must
+ *	  fold into panes without undefined behaviour, and the destroyed engine
+ *	  must hold no memory.
  *
  * test/fuzz/fuzz_checkpoint.c
  *
@@ -109,12 +111,18 @@ round_trip(void *arg)
 	initStringInfo(&chunk);
 	wa_ckpt_start_chunk(&chunk, c->signature);
 	for (int64 i = 0; i < c->log.n; i++)
-		wa_ckpt_append_record(&chunk, c->log.records[i].key,
-							  c->log.records[i].key_len,
-							  c->log.records[i].slice,
-							  c->log.records[i].acc, acc_size,
-							  c->log.records[i].states,
-							  c->log.records[i].states_len);
+	{
+		const WaCkptRecord *rec = &c->log.records[i];
+
+		if (rec->is_sessions)
+			wa_ckpt_append_sessions(&chunk, rec->key, rec->key_len,
+									(int32) rec->slice, rec->horizon,
+									rec->n_sessions, rec->acc, rec->states_len);
+		else
+			wa_ckpt_append_record(&chunk, rec->key, rec->key_len, rec->slice,
+								  rec->acc, acc_size, rec->states,
+								  rec->states_len);
+	}
 	wa_ckpt_reader_init(&r, 1, acc_size, c->signature, &c->keys, NULL);
 	wa_ckpt_reader_add_row(&r, 1, PG_INT64_MIN, (int32) acc_size, chunk.data,
 						   (uint32) chunk.len);
@@ -130,9 +138,14 @@ round_trip(void *arg)
 		const WaCkptRecord *x = &c->log.records[i];
 		const WaCkptRecord *y = &again.records[i];
 
-		if (x->key_len != y->key_len || x->slice != y->slice ||
+		/* a sessions record's sessions are its acc, states_len bytes */
+		uint32		acc_len = x->is_sessions ? x->states_len : acc_size;
+
+		if (x->is_sessions != y->is_sessions ||
+			x->key_len != y->key_len || x->slice != y->slice ||
+			x->horizon != y->horizon || x->n_sessions != y->n_sessions ||
 			memcmp(x->key, y->key, x->key_len) != 0 ||
-			memcmp(x->acc, y->acc, acc_size) != 0 ||
+			memcmp(x->acc, y->acc, acc_len) != 0 ||
 			(x->states == NULL) != (y->states == NULL) ||
 			x->states_len != y->states_len ||
 			(x->states != NULL && memcmp(x->states, y->states, x->states_len) != 0))
@@ -141,6 +154,32 @@ round_trip(void *arg)
 			abort();
 		}
 	}
+}
+
+/* A sessions record into the engine, as wa_ckpt_restore does. */
+static bool
+restore_sessions(Case *c, const wa_key *key, const WaCkptRecord *rec)
+{
+	uint32		acc_size = wa_engine_acc_size(c->engine);
+	wa_session_image *images = palloc(sizeof(wa_session_image) *
+									  (rec->n_sessions + 1));
+	const char *p = rec->acc;
+
+	for (uint32 i = 0; i < rec->n_sessions; i++)
+	{
+		WaCkptSession s;
+
+		p = wa_ckpt_read_session(p, acc_size, c->signature != NULL, &s);
+		images[i].start = s.start;
+		images[i].end = s.end;
+		images[i].revision = s.revision;
+		images[i].has_row = s.has_row;
+		images[i].acc = palloc(acc_size);
+		wa_engine_acc_from_portable(c->engine, (const uint8 *) s.acc, images[i].acc);
+	}
+	return wa_engine_restore_sessions(c->engine, key, (int) rec->slice,
+									  rec->horizon == PG_INT64_MIN ? WA_TICK_MIN : rec->horizon,
+									  (int) rec->n_sessions, images);
 }
 
 /* Into the engine, as wa_ckpt_restore does, then every pane out. */
@@ -158,6 +197,14 @@ restore(void *arg)
 		wa_key		key;
 
 		wa_key_from_portable(&c->keys, rec->key, rec->key_len, &key);
+		if (rec->is_sessions)
+		{
+			if (!restore_sessions(c, &key, rec))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("invalid sessions")));
+			continue;
+		}
 		wa_engine_acc_from_portable(c->engine, (const uint8 *) rec->acc, acc);
 		if (!wa_engine_restore_slice(c->engine, &key, rec->slice, acc, acc_size))
 			ereport(ERROR,
@@ -207,6 +254,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wa_allocator al;
 	wa_config	cfg;
 	wa_window	window;
+	wa_session_window session;
 
 	memset(&c, 0, sizeof(c));
 	c.in.data = data;
@@ -222,6 +270,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.n_windows = 1;
 	cfg.windows = &window;
+	/* session records name window 1 */
+	session.gap = 1 + (int64_t) take_below(&c.in, 1000);
+	session.max_time = PG_INT64_MAX - session.gap;
+	cfg.n_sessions = 1;
+	cfg.sessions = &session;
 	cfg.bound = (int64_t) take_below(&c.in, 100);
 	cfg.lateness = (int64_t) take_below(&c.in, 100);
 	cfg.n_aggs = N_AGGS;

@@ -18,8 +18,11 @@ Run from test/fuzz: python3 make-seeds.py
 import os
 import struct
 
-# test_aggs (test/engine/harness.c): the event count, then each state
-ACC_SIZE = 8 + 8 + 24 + 16 + 16 + 24 + 24 + 16 + 16 + 8 + 16 + 16 + 16 + 16 + 4 * 24
+# test_aggs (test/engine/harness.c): the event count, then each state;
+# the float aggregates' end at BEFORE_DECIMALS, then sum and avg over
+# decimals take 32 bytes each
+BEFORE_DECIMALS = 8 + 8 + 24 + 16 + 16 + 24 + 24 + 16 + 16 + 8 + 16 + 16 + 16 + 16 + 4 * 24
+ACC_SIZE = BEFORE_DECIMALS + 2 * 32
 
 
 def acc(events):
@@ -28,7 +31,7 @@ def acc(events):
 
 # offsets of states in the accumulator of test_aggs
 OFF_SUM_A = 8 + 8                # sum(a): int128 sum, int64 n
-OFF_VAR_F = ACC_SIZE - 4 * 24    # var_samp(f): double n, sx, sxx
+OFF_VAR_F = BEFORE_DECIMALS - 4 * 24    # var_samp(f): double n, sx, sxx
 
 
 def acc_with(events, offset, raw):
@@ -43,17 +46,33 @@ def record(key, slice_no, events=1, accumulator=None):
     return b'\x01' + struct.pack('<I', len(body)) + body
 
 
+def session(start, end, revision=0, has_row=False, events=1):
+    return (struct.pack('<qqqB', start, end, revision, 1 if has_row else 0)
+            + acc(events))
+
+
+# a key's sessions in window 1 (the session window; 0 is the fixed one)
+def sessions_record(key, horizon, *sessions, window=1):
+    body = (struct.pack('<I', len(key)) + key
+            + struct.pack('<iqI', window, horizon, len(sessions)) + b''.join(sessions))
+    return b'\x04' + struct.pack('<I', len(body)) + body
+
+
+NO_HORIZON = -2**63
+
+
 def chunk(*records):
     return b'WACK\x02\x00\x00\x00' + b''.join(records)
 
 
-def case(int_key, rows, legacy=False, slide=10, int_type=2, cols=(6,), size=0):
+def case(int_key, rows, legacy=False, slide=10, int_type=2, cols=(6,), size=0, gap=10):
     out = bytes([(1 if int_key else 0) | (2 if legacy else 0)])
     if int_key:
         out += bytes([int_type])
     else:
         out += bytes([len(cols) - 1]) + bytes(cols)
     out += struct.pack('<H', slide) + bytes([size]) + struct.pack('<q', 0)  # window
+    out += struct.pack('<H', gap - 1)  # the session window's gap
     out += b'\x05\x05'  # bound, lateness
     out += struct.pack('<q', 0) + b'\x01' + struct.pack('<H', 5)  # time: before every slice
     out += bytes([len(rows) - 1])
@@ -87,6 +106,16 @@ seeds = {
                                                   + struct.pack('<q', 2) + acc(1))],
                          legacy=True),
     'expiry-only': case(True, [chunk()]),
+    # the restored watermark is -5, lateness 5, gap 10: an open session, a
+    # fired one, a horizon of closed ones, and a deletion
+    'int-sessions': case(True, [chunk(
+        sessions_record(int_key(1), NO_HORIZON, session(10, 20)),
+        sessions_record(int_key(2), NO_HORIZON, session(-30, -6, 1, True), session(0, 25, 0, False, 3)),
+        sessions_record(int_key(3), -12, session(-2, 8)),
+        record(int_key(1), 3))]),
+    'text-sessions-then-deleted': case(False, [
+        chunk(sessions_record(text_key(b'a'), NO_HORIZON, session(10, 20))),
+        chunk(sessions_record(text_key(b'a'), NO_HORIZON))]),
 }
 os.makedirs('corpus/fuzz_checkpoint', exist_ok=True)
 for name, data in seeds.items():

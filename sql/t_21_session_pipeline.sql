@@ -1,0 +1,187 @@
+-- Session windows in pipelines: a stream with disorder, late and too-late
+-- events, fed in uneven batches with pauses and resumes (each resume
+-- restores the sessions from the checkpoint log), ends equal to the
+-- PL/pgSQL replay of the rules (replay_rules, t_20_sessions), and its
+-- dead letters are the events the replay dropped.  After every batch the
+-- result table holds no two overlapping sessions of a key, and no update
+-- of the table ever lowers a revision.
+SET timezone = 'UTC';
+SET client_min_messages = warning;
+
+-- Feed the events of table ev (id order) into source src in batches of
+-- uneven sizes, waiting for the pipeline after each; pause and resume it
+-- every few batches.  Returns how often the table held overlapping
+-- sessions of a key after a batch.
+CREATE PROCEDURE feed_sessions(ev text, src text, pipeline text, INOUT overlapping bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    sizes int[] := ARRAY[1, 7, 130, 2, 450, 33, 1, 260, 90, 5];
+    lo bigint := 1;
+    hi bigint;
+    n bigint;
+    i int := 0;
+    bad bigint;
+BEGIN
+    overlapping := 0;
+    EXECUTE format('SELECT max(id) FROM %I', ev) INTO n;
+    WHILE lo <= n LOOP
+        hi := lo + sizes[1 + i % array_length(sizes, 1)] - 1;
+        EXECUTE format('INSERT INTO %I (k, t, v) SELECT k, t, v FROM %I
+                        WHERE id BETWEEN $1 AND $2 ORDER BY id', src, ev)
+          USING lo, hi;
+        COMMIT;
+        IF NOT windowagg.wait(pipeline) THEN
+            RAISE EXCEPTION 'pipeline % did not catch up', pipeline;
+        END IF;
+        EXECUTE format($q$SELECT count(*) FROM %I a JOIN %I b
+                         ON a.k IS NOT DISTINCT FROM b.k
+                        AND a.window_start < b.window_end AND b.window_start < a.window_end
+                        AND (a.window_start, a.window_end) <> (b.window_start, b.window_end)$q$,
+                       pipeline, pipeline) INTO bad;
+        overlapping := overlapping + bad;
+        IF i % 4 = 3 THEN
+            PERFORM windowagg.pause(pipeline);
+            COMMIT;
+            PERFORM windowagg.resume(pipeline);
+            COMMIT;
+        END IF;
+        lo := hi + 1;
+        i := i + 1;
+    END LOOP;
+END
+$$;
+
+-- Updates that lower a revision, and deletes, as they happen.
+CREATE TABLE revision_log (tab text, k int, ws bigint, we bigint, old_rev bigint,
+                           new_rev bigint);
+CREATE FUNCTION log_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO revision_log
+    VALUES (TG_TABLE_NAME, OLD.k, OLD.window_start, OLD.window_end, OLD.revision,
+            CASE WHEN TG_OP = 'UPDATE' THEN NEW.revision END);
+    RETURN NULL;
+END
+$$;
+GRANT INSERT ON revision_log TO PUBLIC;
+
+-- 1. Integer times: the same stream, the same rules as the batch tests.
+SELECT make_session_events('ev_sp', 3000, 20, 1, 25, 25, 6, 7, 80, 0, 0.31);
+CREATE TABLE sp_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int NOT NULL,
+                     t bigint NOT NULL, v int);
+SELECT windowagg.create_pipeline('sp',
+    'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn, max(v) AS mx FROM sp_src GROUP BY k',
+    't', ARRAY[windowagg.session(10::bigint)], bound => 5::bigint, lateness => 30::bigint) > 0 AS created;
+CREATE TRIGGER log_revision AFTER UPDATE OR DELETE ON sp
+    FOR EACH ROW EXECUTE FUNCTION log_revision();
+CALL feed_sessions('ev_sp', 'sp_src', 'sp', NULL);
+-- open sessions, before the end of input, are live and not in the table
+SELECT count(*) > 0 AS some_live,
+       count(*) FILTER (WHERE (l.k, l.window_start, l.window_end) IN
+                        (SELECT k, window_start, window_end FROM sp)) AS live_in_table,
+       count(*) FILTER (WHERE l.window_end <= (SELECT watermark_ticks FROM windowagg.stat_pipelines
+                                               WHERE name = 'sp')) AS live_but_due
+FROM windowagg.live('sp') AS l(k int, window_start bigint, window_end bigint, n bigint,
+                               s bigint, mn int, mx int);
+SELECT windowagg.flush('sp');
+SELECT count(*) AS live_after_flush
+FROM windowagg.live('sp') AS l(k int, window_start bigint, window_end bigint, n bigint,
+                               s bigint, mn int, mx int);
+CREATE TABLE sp_got AS SELECT k, window_start AS ws, window_end AS we, n, s, mn, mx FROM sp;
+CREATE TABLE sp_want AS SELECT * FROM replay_rules('ev_sp', 10, 5, 30);
+SELECT * FROM compare_sessions('sp_got', 'sp_want');
+-- the dead letters are the events the replay dropped, each once; with the
+-- events in sessions, every event once
+SELECT (SELECT count(*) FROM sp_dead_letters) AS dead_letters,
+       (SELECT max(dropped) FROM sp_want) AS dropped_ref,
+       (SELECT count(*) FROM ev_sp) - (SELECT sum(n) FROM sp) - (SELECT count(*) FROM sp_dead_letters)
+         AS events_differ;
+SELECT reason, count(*) FROM sp_dead_letters GROUP BY reason ORDER BY reason;
+-- merges of fired sessions happened: rows were deleted, revisions rose
+SELECT count(*) FILTER (WHERE new_rev IS NULL) > 0 AS retracted,
+       count(*) FILTER (WHERE new_rev <= old_rev) AS revisions_back,
+       (SELECT max(revision) FROM sp) > 1 AS refined
+FROM revision_log WHERE tab = 'sp';
+-- (revisions count the panes of a session and of those it replaced,
+-- and an epoch writes a session's newest pane only: they depend on epoch
+-- sizes, as a fixed window's do; they start at 1 and never go back)
+SELECT min(revision) AS lowest_revision FROM sp;
+-- (a control: the replay with another lateness disagrees)
+CREATE TABLE sp_want_c AS SELECT * FROM replay_rules('ev_sp', 10, 5, 10);
+SELECT wrong + missing > 0 AS control_differs FROM compare_sessions('sp_got', 'sp_want_c');
+SELECT * FROM windowagg.explain('sp');
+SELECT windowagg.drop_pipeline('sp', drop_tables => true);
+
+-- 2. Few keys, long lateness (merges of many fired sessions), times near
+-- the top of bigint, a NULL key, and aggregates of the generic path
+-- (their states go through the checkpoint's sessions records).
+SELECT make_session_events('ev_sq', 1500, 3, 2, 15, 20, 10, 5, 150, 9223372036854770000, 0.32);
+CREATE TABLE sq_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int,
+                     t bigint NOT NULL, v int);
+SELECT windowagg.create_pipeline('sq',
+    'SELECT nullif(k, 1) AS k, count(*) AS n, sum(v) AS s, min(v) AS mn, max(v) AS mx,
+            sum(v::numeric / 7) AS g, bit_or(v + 1000) AS b FROM sq_src GROUP BY 1',
+    't', ARRAY[windowagg.session(8::bigint)], bound => 3::bigint, lateness => 400::bigint) > 0 AS created;
+CREATE TRIGGER log_revision AFTER UPDATE OR DELETE ON sq
+    FOR EACH ROW EXECUTE FUNCTION log_revision();
+CALL feed_sessions('ev_sq', 'sq_src', 'sq', NULL);
+SELECT windowagg.flush('sq');
+CREATE TABLE sq_got AS SELECT coalesce(k, 1) AS k, window_start AS ws, window_end AS we,
+                              n, s, mn, mx FROM sq;
+CREATE TABLE sq_want AS SELECT * FROM replay_rules('ev_sq', 8, 3, 400);
+SELECT * FROM compare_sessions('sq_got', 'sq_want');
+SELECT count(*) FILTER (WHERE k IS NULL) > 0 AS null_key_sessions,
+       max(window_end) > 9223372036854774000 AS near_the_top
+FROM sq;
+-- the generic aggregates over each session's events, by GROUP BY
+SELECT count(*) AS generic_differ
+FROM sq r
+CROSS JOIN LATERAL (
+    SELECT sum(e.v::numeric / 7) AS g, bit_or(e.v + 1000) AS b FROM ev_sq e
+    WHERE e.k = coalesce(r.k, 1) AND e.t >= r.window_start AND e.t < r.window_end
+      AND e.id NOT IN (SELECT arrival FROM sq_dead_letters)) want
+WHERE (r.g, r.b) IS DISTINCT FROM (want.g, want.b);
+SELECT (SELECT count(*) FROM sq_dead_letters) AS dead_letters,
+       (SELECT max(dropped) FROM sq_want) AS dropped_ref;
+SELECT count(*) FILTER (WHERE new_rev IS NULL) > 0 AS retracted,
+       count(*) FILTER (WHERE new_rev <= old_rev) AS revisions_back
+FROM revision_log WHERE tab = 'sq';
+SELECT windowagg.drop_pipeline('sq', drop_tables => true);
+
+-- 3. Timestamps, a gap in minutes: sessions of an in-order stream are the
+-- islands of its events.
+CREATE TABLE st_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, u text NOT NULL,
+                     at timestamptz NOT NULL);
+SELECT windowagg.create_pipeline('st', 'SELECT u, count(*) AS n FROM st_src GROUP BY u', 'at',
+    ARRAY[windowagg.session('30 minutes')]) > 0 AS created;
+INSERT INTO st_src (u, at)
+SELECT 'u' || (i % 4), '2026-01-01'::timestamptz + i * interval '7 minutes'
+                       + CASE WHEN i % 23 = 0 THEN interval '2 hours' ELSE interval '0' END
+                       + (i / 40) * interval '3 hours'
+FROM generate_series(1, 400) i ORDER BY 2;
+SELECT windowagg.flush('st');
+SELECT count(*) AS sessions,
+       count(*) FILTER (WHERE (u, window_start, window_end, n) NOT IN (
+           SELECT u, min(at), max(at) + interval '30 minutes', count(*)
+           FROM (SELECT u, at, sum(CASE WHEN at - prev <= interval '30 minutes' THEN 0 ELSE 1 END)
+                                 OVER (PARTITION BY u ORDER BY at, id) AS island
+                 FROM (SELECT u, at, id, lag(at) OVER (PARTITION BY u ORDER BY at, id) AS prev
+                       FROM st_src) a) b
+           GROUP BY u, island)) AS wrong
+FROM st;
+SELECT windowagg.drop_pipeline('st', drop_tables => true);
+
+-- 4. What pipelines refuse: a session window beside other windows, two
+-- session windows.
+CREATE TABLE sx_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int NOT NULL,
+                     t bigint NOT NULL);
+SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROUP BY k', 't',
+    ARRAY[windowagg.tumbling(10), windowagg.session(5)]);
+SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROUP BY k', 't',
+    ARRAY[windowagg.session(5), windowagg.session(7)]);
+SELECT count(*) AS pipelines FROM windowagg.pipelines;
+
+DROP TABLE sp_src, sq_src, st_src, sx_src, sp_got, sp_want, sp_want_c, sq_got, sq_want,
+    revision_log, ev_sp, ev_sq;
+DROP FUNCTION log_revision;
+DROP PROCEDURE feed_sessions;
+DROP FUNCTION make_session_events, replay_rules, compare_sessions;
