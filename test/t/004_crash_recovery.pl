@@ -9,6 +9,13 @@
 # see a window's revision go back or a revision change its values.  One
 # of the aggregates, sum over numeric, has no kernel: its states go through
 # the generic path (PostgreSQL's own support functions) and checkpoints.
+#
+# Then a session window's pipeline goes through the same crashes, on a
+# stream whose disorder stays within bound + lateness, so that no event is
+# dropped and the sessions in the end are the islands of the events (a
+# gaps-and-islands query); late events bridge fired sessions, whose rows
+# merges delete.  A reader checks after every batch that no session's
+# revision went back and that no two rows of a key overlap.
 use strict;
 use warnings FATAL => 'all';
 
@@ -195,6 +202,99 @@ for my $seed (1 .. 3)
 }
 cmp_ok($reader_polls, '>', 3 * $batches, "the reader polled the results $reader_polls times");
 is($reader_violations, 0, 'no revision ever went back or changed its values');
+
+# ---------- sessions ----------
+
+my $session_events = int($events / 5);
+my $session_batches = 20;
+my $session_batch = int(($session_events + $session_batches - 1) / $session_batches);
+my ($session_polls, $session_back, $session_overlaps) = (0, 0, 0);
+
+sub poll_sessions
+{
+	my ($back, $overlaps) = split /\|/, $node->safe_psql('postgres', q{
+		SELECT (SELECT count(*) FROM ps r JOIN seen_s s
+		          ON s.k = r.k AND s.ws = r.window_start AND s.we = r.window_end
+		        WHERE r.revision < s.rev),
+		       (SELECT count(*) FROM ps a JOIN ps b
+		          ON a.k = b.k AND a.window_start < b.window_end AND b.window_start < a.window_end
+		         AND (a.window_start, a.window_end) <> (b.window_start, b.window_end));
+		INSERT INTO seen_s SELECT k, window_start, window_end, revision FROM ps
+		ON CONFLICT (k, ws, we) DO UPDATE SET rev = EXCLUDED.rev;});
+	$session_polls++;
+	$session_back += $back;
+	$session_overlaps += $overlaps;
+	diag("session poll $session_polls: $back went back, $overlaps overlap")
+	  if $back || $overlaps;
+}
+
+srand(2000);
+# time moves by 1 per event and by 40 after every 500th; every 7th event is
+# up to 50 late: within bound 20 + lateness 40 of the watermark
+$node->safe_psql('postgres', qq{
+	SELECT setseed(0.5);
+	CREATE TABLE seen_s (k int, ws bigint, we bigint, rev bigint, PRIMARY KEY (k, ws, we));
+	CREATE TABLE evs AS
+	SELECT i AS id, (random() * 12)::int AS k,
+	       i + (i / 500) * 40 - CASE WHEN i % 7 = 0 THEN (random() * 50)::int ELSE 0 END AS t,
+	       (random() * 100)::int AS v
+	FROM generate_series(1, $session_events) i;
+	CREATE TABLE srcs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	                   ev_id bigint NOT NULL, k int NOT NULL, t bigint NOT NULL, v int);
+	SELECT windowagg.create_pipeline('ps',
+	    'SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn, sum(v::numeric / 4) AS sn
+	     FROM srcs GROUP BY k',
+	    't', ARRAY[windowagg.session(20::bigint)], bound => 20, lateness => 40);
+});
+my %session_crash_at;
+while (keys %session_crash_at < 5)
+{
+	my $b = 1 + int(rand($session_batches - 2));
+	$session_crash_at{$b} = (keys %session_crash_at < 3) ? 'worker' : 'server'
+	  unless exists $session_crash_at{$b};
+}
+my $session_crashes = 0;
+for my $b (0 .. $session_batches - 1)
+{
+	my $done = $node->safe_psql('postgres', 'SELECT coalesce(max(ev_id), 0) FROM srcs');
+	my $hi = ($b + 1) * $session_batch;
+	$node->safe_psql('postgres', qq{
+		INSERT INTO srcs (ev_id, k, t, v)
+		SELECT id, k, t, v FROM evs WHERE id > $done AND id <= $hi ORDER BY id});
+	poll_sessions();
+	if (my $how = $session_crash_at{$b})
+	{
+		select(undef, undef, undef, rand(0.3));
+		crash($how);
+		$session_crashes++;
+		poll_sessions();
+	}
+}
+is($node->safe_psql('postgres', "SELECT windowagg.flush('ps', '10 min')"), 't',
+	"sessions: flushed after $session_crashes crashes");
+poll_sessions();
+my ($sessions, $s_wrong, $s_missing, $s_dead, $s_merged) = split /\|/, $node->safe_psql('postgres', q{
+	WITH want AS (
+	    SELECT k, min(t) AS ws, max(t) + 20 AS we, count(*) AS n, sum(v) AS s, min(v) AS mn,
+	           sum(v::numeric / 4) AS sn
+	    FROM (SELECT k, t, v, sum(CASE WHEN t - prev <= 20 THEN 0 ELSE 1 END)
+	                            OVER (PARTITION BY k ORDER BY t, id) AS island
+	          FROM (SELECT k, t, v, id, lag(t) OVER (PARTITION BY k ORDER BY t, id) AS prev
+	                FROM evs) a) b
+	    GROUP BY k, island),
+	got AS (SELECT k, window_start, window_end, n, s, mn, sn FROM ps)
+	SELECT (SELECT count(*) FROM want),
+	       (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want) x),
+	       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got) x),
+	       (SELECT count(*) FROM ps_dead_letters),
+	       (SELECT count(*) FROM ps WHERE revision > 1)});
+cmp_ok($sessions, '>', $session_events / 20, "sessions: $sessions sessions to check");
+is($s_wrong, 0, 'sessions: no session differs from the islands');
+is($s_missing, 0, 'sessions: no session is missing');
+is($s_dead, 0, 'sessions: no event was dropped');
+cmp_ok($s_merged, '>', 0, "sessions: $s_merged sessions were refined or merged after they fired");
+is($session_back, 0, "sessions: no revision went back in $session_polls polls");
+is($session_overlaps, 0, 'sessions: no two rows of a key ever overlapped');
 
 $node->stop;
 done_testing();
