@@ -88,6 +88,7 @@ bench-logical:
 
 bench-session:
 	bash bench/session/run.sh
+	bash bench/session/pipeline.sh
 
 bench-checkpoint:
 	bash bench/checkpoint/run.sh
