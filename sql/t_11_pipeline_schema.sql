@@ -51,9 +51,12 @@ ALTER TABLE src_s RENAME COLUMN w_old TO w;
 SELECT windowagg.resume('p_schema');
 
 -- the source renamed away and another table made under its name: stopped
--- (it would read the new table from the old one's offset)
+-- (it would read the new table from the old one's offset); in one
+-- transaction, so that no epoch finds no table of that name
+BEGIN;
 ALTER TABLE src_s RENAME TO src_s_moved;
 CREATE TABLE src_s (LIKE src_s_moved);
+COMMIT;
 SELECT wait_for_status('p_schema', 'stopped');
 SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'p_schema';
 DROP TABLE src_s;

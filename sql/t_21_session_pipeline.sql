@@ -170,12 +170,44 @@ SELECT count(*) AS sessions,
 FROM st;
 SELECT windowagg.drop_pipeline('st', drop_tables => true);
 
--- 4. What pipelines refuse: a session window beside other windows, two
--- session windows.
+-- 4. A session window beside a tumbling window: the sessions go to
+-- <result_table>_sessions, the windows to the result table, each equal to
+-- its reference over an in-order stream (nothing is late).
 CREATE TABLE sx_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int NOT NULL,
                      t bigint NOT NULL);
 SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROUP BY k', 't',
-    ARRAY[windowagg.tumbling(10), windowagg.session(5)]);
+    ARRAY[windowagg.tumbling(10), windowagg.session(10)]) > 0 AS created;
+SELECT result_table, sessions_table, dead_letter_table FROM windowagg.pipelines WHERE name = 'sx';
+-- events 1..600: key i % 3 at time i, with a pause of 40 after every 50th,
+-- so that a key's sessions end there; tumbling [0, 10) windows start on
+-- the same ticks as some sessions
+INSERT INTO sx_src (k, t) SELECT i % 3, i + (i / 50) * 40 FROM generate_series(1, 600) i;
+SELECT windowagg.flush('sx');
+SELECT count(*) AS windows,
+       count(*) FILTER (WHERE (k, window_start, window_end, n) NOT IN (
+           SELECT k, t - t % 10, t - t % 10 + 10, count(*) FROM sx_src GROUP BY 1, 2, 3)) AS wrong,
+       (SELECT count(DISTINCT (k, t - t % 10)) FROM sx_src) AS want
+FROM sx;
+SELECT count(*) AS sessions,
+       count(*) FILTER (WHERE (k, window_start, window_end, n) NOT IN (
+           SELECT k, min(t), max(t) + 10, count(*)
+           FROM (SELECT k, t, sum(CASE WHEN t - prev <= 10 THEN 0 ELSE 1 END)
+                                OVER (PARTITION BY k ORDER BY t) AS island
+                 FROM (SELECT k, t, lag(t) OVER (PARTITION BY k ORDER BY t) AS prev
+                       FROM sx_src) a) b
+           GROUP BY k, island)) AS wrong
+FROM sx_sessions;
+-- some session has the bounds of a tumbling window's row (why they are
+-- apart)
+SELECT count(*) > 0 AS shared_bounds
+FROM sx_sessions s JOIN sx w USING (k, window_start, window_end);
+SELECT * FROM windowagg.explain('sx');
+-- the sessions table is the pipeline's, as its other tables are
+DROP TABLE sx_sessions;
+SELECT windowagg.drop_pipeline('sx', drop_tables => true);
+SELECT count(*) AS tables_left FROM pg_class WHERE relname IN ('sx', 'sx_sessions', 'sx_dead_letters');
+
+-- 5. What pipelines refuse: two session windows.
 SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROUP BY k', 't',
     ARRAY[windowagg.session(5), windowagg.session(7)]);
 SELECT count(*) AS pipelines FROM windowagg.pipelines;

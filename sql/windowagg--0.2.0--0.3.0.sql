@@ -57,3 +57,32 @@ COMMENT ON FUNCTION windowagg.session(text) IS
 
 COMMENT ON FUNCTION windowagg.aggregate(text, text, windowagg.window[], "any", "any", text) IS
     'panes (keys, window_start, window_end, aggregates, pane, revision) of an aggregate query over windows of event time; pane is on_time, late or retract';
+
+-- A session window beside other windows writes its sessions into a table
+-- of their own, which the catalog names, and which DROP TABLE refuses
+-- like the pipeline's other tables.
+ALTER TABLE windowagg.pipelines ADD COLUMN sessions_table regclass;
+GRANT SELECT (sessions_table) ON windowagg.pipelines TO PUBLIC;
+CREATE OR REPLACE FUNCTION windowagg._refuse_drop() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET row_security = on AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT p.name, d.object_identity,
+               CASE d.objid WHEN p.source::pg_catalog.oid THEN 'reads'
+                            ELSE 'writes' END AS verb
+        FROM pg_catalog.pg_event_trigger_dropped_objects() d
+        JOIN windowagg.pipelines p
+          ON d.objid IN (p.source::pg_catalog.oid, p.result_table::pg_catalog.oid,
+                         p.dead_letter_table::pg_catalog.oid, p.sessions_table::pg_catalog.oid)
+        WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+          AND d.objsubid OPERATOR(pg_catalog.=) 0
+    LOOP
+        RAISE EXCEPTION 'cannot drop table % because pipeline "%" % it',
+                        r.object_identity, r.name, r.verb
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = pg_catalog.format('Drop the pipeline first: SELECT windowagg.drop_pipeline(%L);', r.name);
+    END LOOP;
+END
+$$;

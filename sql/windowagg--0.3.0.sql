@@ -424,6 +424,8 @@ CREATE TABLE windowagg.pipelines (
     slot_name text,                 -- logical: its replication slot
     time_zone text,                 -- the creator's TimeZone, the clock of
                                     -- timestamp event times; NULL: the server's
+    sessions_table regclass,        -- a session window beside other windows:
+                                    -- its rows; NULL: they go to result_table
     CHECK (bound >= 0 AND lateness >= 0),
     CHECK (source_kind IN ('table', 'logical')),
     CHECK ((source_kind = 'table') = (arrival_column IS NOT NULL))
@@ -480,7 +482,7 @@ GRANT SELECT (id, name, owner, query, search_path, event_time, arrival_column,
               windows, bound, lateness, idle_timeout, source, result_table,
               dead_letter_table, live_view, enabled, created_at, source_kind,
               publication, remote_schema, remote_table, dead_letter_changes,
-              slot_name, time_zone)
+              slot_name, time_zone, sessions_table)
     ON windowagg.pipelines TO PUBLIC;
 -- Everyone sees the catalog rows of the pipelines whose owner role they
 -- are a member of (superusers every row); windowagg itself reads and
@@ -650,8 +652,9 @@ GRANT SELECT ON windowagg.stat_pipelines TO PUBLIC;
 
 --
 -- A pipeline's tables cannot be dropped from under it: DROP TABLE of its
--- source, result or dead-letter table fails and says to drop the pipeline
--- first (windowagg.drop_pipeline(name, drop_tables => true) drops them all).
+-- source, result, sessions or dead-letter table fails and says to drop the
+-- pipeline first (windowagg.drop_pipeline(name, drop_tables => true) drops
+-- them all).
 --
 -- It runs as whoever drops a table, and sees through the catalog's
 -- row-level security the pipelines of the roles the dropper is a member
@@ -671,7 +674,7 @@ BEGIN
         FROM pg_catalog.pg_event_trigger_dropped_objects() d
         JOIN windowagg.pipelines p
           ON d.objid IN (p.source::pg_catalog.oid, p.result_table::pg_catalog.oid,
-                         p.dead_letter_table::pg_catalog.oid)
+                         p.dead_letter_table::pg_catalog.oid, p.sessions_table::pg_catalog.oid)
         WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
           AND d.objsubid OPERATOR(pg_catalog.=) 0
     LOOP

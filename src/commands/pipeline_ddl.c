@@ -190,6 +190,8 @@ typedef struct ResultNames
 	const char *dead_letters;
 	const char *live;
 	const char *source;			/* a remote source's local stand-in */
+	const char *sessions;		/* a session window's beside others, or
+								 * NULL */
 } ResultNames;
 
 static const char *
@@ -207,8 +209,10 @@ suffixed_name(const char *base, const char *suffix)
 	return quote_identifier(name);
 }
 
+/* with_sessions: a session window beside others needs a table of its own */
 static void
-resolve_result_names(const char *result_table, ResultNames *names)
+resolve_result_names(const char *result_table, bool with_sessions,
+					 ResultNames *names)
 {
 	List	   *qualified = wa_string_to_qualified_name_list(result_table);
 	RangeVar   *rv = makeRangeVarFromNameList(qualified);
@@ -225,6 +229,7 @@ resolve_result_names(const char *result_table, ResultNames *names)
 	names->dead_letters = suffixed_name(rv->relname, "_dead_letters");
 	names->live = suffixed_name(rv->relname, "_live");
 	names->source = suffixed_name(rv->relname, "_source");
+	names->sessions = with_sessions ? suffixed_name(rv->relname, "_sessions") : NULL;
 }
 
 static void
@@ -281,21 +286,30 @@ create_result_tables(const char *pipeline, const WaAggQuery *q,
 	for (int i = 0; i < q->n_keys; i++)
 		keys_not_null &= q->keys[i].notnull;
 
-	/* results: one row per (keys, window), upserted */
+	/*
+	 * results: one row per (keys, window), upserted; the sessions of a
+	 * session window beside other windows in a table of the same columns
+	 * (a session may have the bounds of another window's row)
+	 */
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s.%s (", names->schema, names->result);
-	append_value_columns(&sql, q, true);
-	appendStringInfoString(&sql,
-						   ", pane text NOT NULL CHECK (pane IN ('on_time', 'late'))"
-						   ", revision bigint NOT NULL"
-						   ", updated_at timestamptz NOT NULL, ");
-	/* a NULL key is a group of its own, as in GROUP BY */
-	appendStringInfoString(&sql, keys_not_null ? "PRIMARY KEY (" :
-						   "UNIQUE NULLS NOT DISTINCT (");
-	for (int i = 0; i < q->n_keys; i++)
-		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
-	appendStringInfoString(&sql, "window_start, window_end))");
-	spi_exec_ddl(sql.data);
+	for (int t = 0; t < (names->sessions != NULL ? 2 : 1); t++)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "CREATE TABLE %s.%s (", names->schema,
+						 t == 0 ? names->result : names->sessions);
+		append_value_columns(&sql, q, true);
+		appendStringInfoString(&sql,
+							   ", pane text NOT NULL CHECK (pane IN ('on_time', 'late'))"
+							   ", revision bigint NOT NULL"
+							   ", updated_at timestamptz NOT NULL, ");
+		/* a NULL key is a group of its own, as in GROUP BY */
+		appendStringInfoString(&sql, keys_not_null ? "PRIMARY KEY (" :
+							   "UNIQUE NULLS NOT DISTINCT (");
+		for (int i = 0; i < q->n_keys; i++)
+			appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
+		appendStringInfoString(&sql, "window_start, window_end))");
+		spi_exec_ddl(sql.data);
+	}
 
 	/* dead letters: too-late events, by arrival number or commit LSN */
 	resetStringInfo(&sql);
@@ -543,7 +557,7 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	/* the query, as the caller: SELECT privilege on the source is checked */
 	if (connection != NULL)
 	{
-		resolve_result_names(result_table, &names);
+		resolve_result_names(result_table, false, &names);
 		q = wa_agg_query_parse_as(query, event_time,
 								  create_stand_in(connection, publication, query,
 												  psprintf("%s.%s", names.schema, names.source),
@@ -615,7 +629,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	}
 
 	/* the tables, as the caller: CREATE on the schema is checked */
-	resolve_result_names(result_table, &names);
+	resolve_result_names(result_table,
+						 windows.n_sessions > 0 && windows.n_windows > 0, &names);
 	create_result_tables(name, q, &names, logical);
 	CommandCounterIncrement();
 	/* DROP refuses the aggregates and functions its results come from */
@@ -639,6 +654,8 @@ wa_create_pipeline(PG_FUNCTION_ARGS)
 	row.result_table = psprintf("%s.%s", names.schema, names.result);
 	row.dead_letter_table = psprintf("%s.%s", names.schema, names.dead_letters);
 	row.live_view = psprintf("%s.%s", names.schema, names.live);
+	row.sessions_table = names.sessions == NULL ? NULL :
+		psprintf("%s.%s", names.schema, names.sessions);
 	row.enabled = PG_ARGISNULL(Arg_create_enabled) ? true :
 		PG_GETARG_BOOL(Arg_create_enabled);
 	/* names in the query resolve later as they did now */
@@ -760,6 +777,8 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 	if (drop_tables)
 	{
 		drop_relation("TABLE", def->result_table);
+		if (OidIsValid(def->sessions_table))
+			drop_relation("TABLE", def->sessions_table);
 		drop_relation("TABLE", def->dead_letter_table);
 	}
 	else

@@ -55,7 +55,8 @@ enum
 	Anum_load_dead_letter_changes,
 	Anum_load_slot_name,
 	Anum_load_time_zone,
-	Natts_load = Anum_load_time_zone
+	Anum_load_sessions_table,
+	Natts_load = Anum_load_sessions_table
 };
 
 #define LOAD_COLUMNS \
@@ -75,6 +76,16 @@ static bool
 pipelines_have_time_zone(void)
 {
 	return get_attnum(wa_catalog_pipelines_relid(), "time_zone") != InvalidAttrNumber;
+}
+
+/*
+ * Nor has 0.2.0's a sessions_table column (0.3.0 added it), and no
+ * pipeline of those has session windows.
+ */
+static bool
+pipelines_have_sessions_table(void)
+{
+	return get_attnum(wa_catalog_pipelines_relid(), "sessions_table") != InvalidAttrNumber;
 }
 
 static char *
@@ -97,15 +108,15 @@ wa_pipeline_check_windows(const WaWindowSet *windows, const char *name)
 {
 	if (windows->n_sessions == 0)
 		return;
-	if (windows->n_windows > 0 || windows->n_sessions > 1)
+	if (windows->n_sessions > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 name != NULL ?
-				 errmsg("pipeline \"%s\" has a session window beside other windows, which pipelines do not support yet",
+				 errmsg("pipeline \"%s\" has more than one session window, which pipelines do not support yet",
 						name) :
-				 errmsg("a pipeline with a session window cannot have other windows yet"),
-				 errdetail("A pipeline writes its sessions into its result table, where rows of other windows could have the same bounds."),
-				 errhint("Create one pipeline for the session window and another for the other windows.")));
+				 errmsg("a pipeline cannot have more than one session window yet"),
+				 errdetail("A pipeline writes its sessions into one table, where sessions of two gaps could have the same bounds."),
+				 errhint("Create one pipeline per session window.")));
 }
 
 WaPipelineDef *
@@ -133,9 +144,11 @@ wa_catalog_load(int32 id, const char *name)
 		arg = Int32GetDatum(id);
 		argtype = INT4OID;
 	}
-	wa_catalog_exec(psprintf("SELECT " LOAD_COLUMNS "%s FROM windowagg.pipelines "
+	wa_catalog_exec(psprintf("SELECT " LOAD_COLUMNS "%s, %s FROM windowagg.pipelines "
 							 "WHERE %s OPERATOR(pg_catalog.=) $1",
 							 pipelines_have_time_zone() ? "time_zone" : "NULL::pg_catalog.text",
+							 pipelines_have_sessions_table() ?
+							 "sessions_table::pg_catalog.oid" : "NULL::pg_catalog.oid",
 							 name != NULL ? "name" : "id"),
 					1, &argtype, &arg, NULL);
 	/* SPI leaves its own context current: the result is the caller's */
@@ -158,6 +171,18 @@ wa_catalog_load(int32 id, const char *name)
 	wa_window_set_decode(DatumGetArrayTypePCopy(d), &def->windows);
 	/* create_pipeline refuses them; a definition is not to be trusted more */
 	wa_pipeline_check_windows(&def->windows, def->name);
+	d = get_datum(tup, desc, Anum_load_sessions_table, &isnull);
+	def->sessions_table = isnull ? InvalidOid : DatumGetObjectId(d);
+	if ((def->windows.n_sessions > 0 && def->windows.n_windows > 0) !=
+		OidIsValid(def->sessions_table))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 OidIsValid(def->sessions_table) ?
+				 errmsg("pipeline \"%s\" has a sessions table but no session window beside other windows",
+						def->name) :
+				 errmsg("pipeline \"%s\" has a session window beside other windows but no sessions table",
+						def->name),
+				 errhint("Drop the pipeline and create it again.")));
 	def->bound = DatumGetInt64(get_datum(tup, desc, Anum_load_bound, &isnull));
 	def->lateness = DatumGetInt64(get_datum(tup, desc, Anum_load_lateness, &isnull));
 	d = get_datum(tup, desc, Anum_load_idle_timeout, &isnull);
@@ -268,6 +293,7 @@ enum
 	Param_insert_remote_table,
 	Param_insert_slot_name,
 	Param_insert_time_zone,
+	Param_insert_sessions_table,
 	Nparams_insert
 };
 
@@ -303,6 +329,7 @@ static const Oid insert_types[Nparams_insert] = {
 	[Param_insert_remote_table] = TEXTOID,
 	[Param_insert_slot_name] = TEXTOID,
 	[Param_insert_time_zone] = TEXTOID,
+	[Param_insert_sessions_table] = TEXTOID,
 };
 
 /* A text parameter, null where the string is NULL. */
@@ -321,6 +348,7 @@ wa_catalog_pipeline_insert(const WaPipelineInsert *row)
 	Oid			types[Nparams_insert];
 	bool		isnull;
 	bool		has_time_zone;
+	bool		has_sessions_table;
 
 	memcpy(types, insert_types, sizeof(types));
 	types[Param_insert_windows] = row->windows_type;
@@ -348,26 +376,33 @@ wa_catalog_pipeline_insert(const WaPipelineInsert *row)
 	text_param(values, nulls, Param_insert_remote_table, row->remote_table);
 	text_param(values, nulls, Param_insert_slot_name, row->slot_name);
 	text_param(values, nulls, Param_insert_time_zone, row->time_zone);
+	text_param(values, nulls, Param_insert_sessions_table, row->sessions_table);
 
 	/*
 	 * The two tables made with it are named by literals, not parameters;
-	 * 0.1.0's table has no time_zone, and $21 then goes unused.
+	 * 0.1.0's table has no time_zone, and $21 then goes unused; 0.2.0's
+	 * has no sessions_table (no session windows either), nor $22.
 	 */
 	has_time_zone = pipelines_have_time_zone();
+	has_sessions_table = pipelines_have_sessions_table();
+	if (!has_sessions_table && row->sessions_table != NULL)
+		elog(ERROR, "windowagg.pipelines has no sessions_table column");
 	wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
 							 "(name, owner, query, event_time, arrival_column, windows, "
 							 "bound, lateness, idle_timeout, source, result_table, "
 							 "dead_letter_table, live_view, enabled, search_path, "
 							 "source_kind, publication, dead_letter_changes, connection, "
-							 "remote_schema, remote_table, slot_name%s) "
+							 "remote_schema, remote_table, slot_name%s%s) "
 							 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
 							 "$11::pg_catalog.regclass, %s::pg_catalog.regclass, "
-							 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20%s) "
+							 "%s::pg_catalog.regclass, $12, $13, $14, $15, $16, $17, $18, $19, $20%s%s) "
 							 "RETURNING id",
 							 has_time_zone ? ", time_zone" : "",
+							 has_sessions_table ? ", sessions_table" : "",
 							 quote_literal_cstr(row->dead_letter_table),
 							 quote_literal_cstr(row->live_view),
-							 has_time_zone ? ", $21" : ""),
+							 has_time_zone ? ", $21" : "",
+							 has_sessions_table ? ", $22::pg_catalog.regclass" : ""),
 					Nparams_insert, types, values, nulls);
 	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									   Anum_insert_id, &isnull));

@@ -260,6 +260,8 @@ typedef struct WaPipelineDef
 								 * timestamp event times; NULL: the server's */
 	Oid			source;
 	Oid			result_table;
+	Oid			sessions_table; /* a session window beside others: its
+								 * rows; InvalidOid: result_table's */
 	Oid			dead_letter_table;
 	Oid			live_view;
 	bool		enabled;
@@ -280,8 +282,8 @@ typedef struct WaPipelineDef
  */
 extern WaPipelineDef *wa_catalog_load(int32 id, const char *name);
 /*
- * The windows a pipeline can run: fixed ones, or one session window
- * alone.  name: the pipeline's, for the message; NULL when it is being
+ * The windows a pipeline can run: fixed ones, and at most one session
+ * window.  name: the pipeline's, for the message; NULL when it is being
  * created.
  */
 extern void wa_pipeline_check_windows(const WaWindowSet *windows,
@@ -326,6 +328,7 @@ typedef struct WaPipelineInsert
 	const char *result_table;	/* qualified names of the relations just */
 	const char *dead_letter_table;	/* made, which the insert resolves */
 	const char *live_view;		/* (regclass) */
+	const char *sessions_table; /* NULL: none */
 	bool		enabled;
 	const char *search_path;	/* the creator's */
 	const char *source_kind;	/* "table" or "logical" */

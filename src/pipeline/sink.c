@@ -307,7 +307,8 @@ qualified_name(Oid relid)
 }
 
 /*
- * Two statements keep a table of sessions: one deletes the rows of the
+ * Two statements keep a table of sessions (the result table, or the
+ * sessions table of a session window beside others): one deletes the rows of the
  * sessions that merges replaced, one upserts the sessions' panes with the
  * revisions the engine gives.  A NULL key is a group of its own (the
  * table's unique index treats NULLs as equal), so nullable keys match
@@ -319,7 +320,8 @@ build_session_statements(WaSink *sink, const WaPipelineDef *def,
 						 const char *cols)
 {
 	const WaAggQuery *q = sink->query;
-	char	   *table = qualified_name(def->result_table);
+	char	   *table = qualified_name(OidIsValid(def->sessions_table) ?
+									def->sessions_table : def->result_table);
 	StringInfoData sql;
 	int			col = 1;
 

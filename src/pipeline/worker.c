@@ -807,14 +807,19 @@ check_result_types(Worker *w, const WaAggQuery *q)
 	Oid			window_type = q->domain == WA_TIME_INTEGER ? INT8OID :
 		q->event_time_type;
 
-	for (int i = 0; i < q->n_keys; i++)
-		check_result_column(w, w->def->result_table, q->keys[i].name,
-							q->keys[i].typid);
-	check_result_column(w, w->def->result_table, "window_start", window_type);
-	check_result_column(w, w->def->result_table, "window_end", window_type);
-	for (int i = 0; i < q->n_outputs; i++)
-		check_result_column(w, w->def->result_table, q->outputs[i].name,
-							q->outputs[i].type);
+	for (int t = 0; t < 2; t++)
+	{
+		Oid			table = t == 0 ? w->def->result_table : w->def->sessions_table;
+
+		if (!OidIsValid(table))
+			continue;
+		for (int i = 0; i < q->n_keys; i++)
+			check_result_column(w, table, q->keys[i].name, q->keys[i].typid);
+		check_result_column(w, table, "window_start", window_type);
+		check_result_column(w, table, "window_end", window_type);
+		for (int i = 0; i < q->n_outputs; i++)
+			check_result_column(w, table, q->outputs[i].name, q->outputs[i].type);
+	}
 }
 
 /*
@@ -891,17 +896,28 @@ lock_pipeline_table(Worker *w, Oid relid, const char *what)
 						 w->def->name)));
 }
 
-/* At setup and each epoch: run as the result table's owner, or not at all. */
+/*
+ * At setup and each epoch: run as the result table's owner, or not at all;
+ * a sessions table belongs to the same role.
+ */
 static void
 check_owner(Worker *w)
 {
 	/* InvalidOid: dropped, which the epoch reports if it has to write */
 	Oid			owner = wa_relation_owner(w->def->result_table);
+	bool		sessions = false;
 
+	if (OidIsValid(owner) && owner == w->def->owner &&
+		OidIsValid(w->def->sessions_table))
+	{
+		owner = wa_relation_owner(w->def->sessions_table);
+		sessions = true;
+	}
 	if (OidIsValid(owner) && owner != w->def->owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
+				 errmsg("the %s table of pipeline \"%s\" now belongs to role \"%s\"",
+						sessions ? "sessions" : "result",
 						w->def->name, GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
 				 errdetail("A pipeline's query runs with its owner's rights; a new owner takes it over explicitly."),
 				 errhint("Role \"%s\" (or a member) takes the pipeline over by calling windowagg.resume('%s'), after reading its query.",
@@ -1000,6 +1016,8 @@ run_epoch(Worker *w)
 		wa_engine_get_stats(w->engine, &stats);
 		w->delta.epochs = 1;
 		lock_pipeline_table(w, w->def->result_table, "result table");
+		if (OidIsValid(w->def->sessions_table))
+			lock_pipeline_table(w, w->def->sessions_table, "sessions table");
 		lock_pipeline_table(w, w->def->dead_letter_table, "dead-letter table");
 		wa_sink_write(&w->sink, now);
 		w->delta.panes_on_time = w->sink.n_on_time;
@@ -1111,7 +1129,8 @@ setup(Worker *w)
 	check_same_source(w, w->query);
 	check_result_types(w, w->query);
 	wa_agg_query_check_code_owners(w->query, w->def->owner, w->def->name);
-	wa_own_relations(w->query, w->def->result_table, w->def->dead_letter_table);
+	wa_own_relations(w->query, w->def->result_table, w->def->sessions_table,
+					 w->def->dead_letter_table);
 	wa_window_set_check_limits(&w->def->windows);
 	consumer.row = worker_row;
 	consumer.change = worker_change;

@@ -524,19 +524,22 @@ collect_relations(Node *node, List **relids)
 /*
  * The tables a worker's own statements may name: the source (and what the
  * query's sublinks read, as this worker's parse resolved them) and the
- * result and dead-letter tables, all by OID.  The statements themselves
+ * result, sessions and dead-letter tables, all by OID.  The statements themselves
  * are registered with wa_own_statement before they are prepared: when
  * PostgreSQL analyses one again after an invalidation, a name that now
  * means another table stops the pipeline instead of writing there.
  */
 void
-wa_own_relations(const WaAggQuery *q, Oid result_table, Oid dead_letter_table)
+wa_own_relations(const WaAggQuery *q, Oid result_table, Oid sessions_table,
+				 Oid dead_letter_table)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 	List	   *relids = NIL;
 
 	relids = lappend_oid(relids, q->relid);
 	relids = lappend_oid(relids, result_table);
+	if (OidIsValid(sessions_table))
+		relids = lappend_oid(relids, sessions_table);
 	relids = lappend_oid(relids, dead_letter_table);
 	(void) collect_relations((Node *) q->row_exprs, &relids);
 	(void) collect_relations((Node *) q->row_qual, &relids);

@@ -325,9 +325,12 @@ extern void wa_agg_query_check_code_owners(const WaAggQuery *q, Oid owner,
 										   const char *pipeline_name);
 /* In a worker: every statement analysed from now on is checked likewise. */
 extern void wa_trust_only_owned_code(const char *pipeline_name);
-/* In a worker: the tables its own statements may name, and those statements. */
+/*
+ * In a worker: the tables its own statements may name (sessions_table:
+ * InvalidOid when there is none), and those statements.
+ */
 extern void wa_own_relations(const WaAggQuery *q, Oid result_table,
-							 Oid dead_letter_table);
+							 Oid sessions_table, Oid dead_letter_table);
 extern void wa_own_statement(const char *sql);
 extern void wa_agg_query_engine_aggs(const WaAggQuery *q, wa_agg_spec *out);
 /* Error unless the current user may run the aggregate (as a query would). */
