@@ -307,6 +307,22 @@ qualified_name(Oid relid)
 }
 
 /*
+ * An upsert's conflict clause on a pane table's key, and the aggregates'
+ * new values; the caller appends the pane, revision and updated_at.
+ */
+static void
+append_on_conflict_update(StringInfo sql, const WaAggQuery *q)
+{
+	appendStringInfoString(sql, " ON CONFLICT (");
+	for (int i = 0; i < q->n_keys; i++)
+		appendStringInfo(sql, "%s, ", quote_identifier(q->keys[i].name));
+	appendStringInfoString(sql, "window_start, window_end) DO UPDATE SET ");
+	for (int i = 0; i < q->n_outputs; i++)
+		appendStringInfo(sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
+						 quote_identifier(q->outputs[i].name));
+}
+
+/*
  * Two statements keep a table of sessions (the result table, or the
  * sessions table of a session window beside others): one deletes the rows of the
  * sessions that merges replaced, one upserts the sessions' panes with the
@@ -351,13 +367,8 @@ build_session_statements(WaSink *sink, const WaPipelineDef *def,
 	for (int i = 1; i < col; i++)
 		appendStringInfo(&sql, "p.c%d, ", i);
 	appendStringInfo(&sql, "CASE WHEN p.c%d THEN 'late' ELSE 'on_time' END, p.c%d, $1 "
-					 "FROM " SESSIONS_RELATION " p ON CONFLICT (", col + 1, col);
-	for (int i = 0; i < q->n_keys; i++)
-		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
-	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
-	for (int i = 0; i < q->n_outputs; i++)
-		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
-						 quote_identifier(q->outputs[i].name));
+					 "FROM " SESSIONS_RELATION " p", col + 1, col);
+	append_on_conflict_update(&sql, q);
 	appendStringInfoString(&sql, "pane = EXCLUDED.pane, revision = EXCLUDED.revision, "
 						   "updated_at = EXCLUDED.updated_at");
 	sink->session_plan = prepare_rows_plan(SESSIONS_RELATION, sink->sessions_desc,
@@ -393,14 +404,9 @@ build_pane_statements(WaSink *sink, const WaPipelineDef *def)
 
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) "
-					 "SELECT p.*, 'late', 1, $1 FROM " PANES_RELATION " p ON CONFLICT (",
+					 "SELECT p.*, 'late', 1, $1 FROM " PANES_RELATION " p",
 					 qualified_name(def->result_table), cols.data);
-	for (int i = 0; i < q->n_keys; i++)
-		appendStringInfo(&sql, "%s, ", quote_identifier(q->keys[i].name));
-	appendStringInfoString(&sql, "window_start, window_end) DO UPDATE SET ");
-	for (int i = 0; i < q->n_outputs; i++)
-		appendStringInfo(&sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
-						 quote_identifier(q->outputs[i].name));
+	append_on_conflict_update(&sql, q);
 	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
 						   "updated_at = EXCLUDED.updated_at");
 	sink->upsert_plan = prepare_rows_plan(PANES_RELATION, sink->panes_desc, sql.data);

@@ -108,6 +108,41 @@ sub crash
 	  or die 'no worker after the crash';
 }
 
+# Feed table $ev into $src in $n_batches batches of $batch_size events,
+# calling $poll after each, with $kills worker kills and $stops immediate
+# stops at random batches; returns the number of crashes.
+sub feed_with_crashes
+{
+	my ($ev, $src, $n_batches, $batch_size, $kills, $stops, $poll) = @_;
+	my %crash_at;
+	while (keys %crash_at < $kills + $stops)
+	{
+		my $b = 1 + int(rand($n_batches - 2));
+		$crash_at{$b} = (keys %crash_at < $kills) ? 'worker' : 'server'
+		  unless exists $crash_at{$b};
+	}
+	my $crashes = 0;
+	for my $b (0 .. $n_batches - 1)
+	{
+		# the next rows after what has committed (a crash may have cut a batch)
+		my $done = $node->safe_psql('postgres', "SELECT coalesce(max(ev_id), 0) FROM $src");
+		my $hi = ($b + 1) * $batch_size;
+		$node->safe_psql('postgres', qq{
+			INSERT INTO $src (ev_id, k, t, v)
+			SELECT id, k, t, v FROM $ev WHERE id > $done AND id <= $hi ORDER BY id});
+		$poll->();
+		if (my $how = $crash_at{$b})
+		{
+			# let the worker get into an epoch, then crash at a random moment
+			select(undef, undef, undef, rand(0.3));
+			crash($how);
+			$crashes++;
+			$poll->();
+		}
+	}
+	return $crashes;
+}
+
 for my $seed (1 .. 3)
 {
 	srand(1000 + $seed);
@@ -127,34 +162,8 @@ for my $seed (1 .. 3)
 	});
 
 	# six crashes at random batches: four worker kills, two immediate stops
-	my %crash_at;
-	while (keys %crash_at < 6)
-	{
-		my $b = 1 + int(rand($batches - 2));
-		$crash_at{$b} = (keys %crash_at < 4) ? 'worker' : 'server'
-		  unless exists $crash_at{$b};
-	}
-
-	my $crashes = 0;
-	for my $b (0 .. $batches - 1)
-	{
-		# the next rows after what has committed (a crash may have cut a batch)
-		my $done = $node->safe_psql('postgres',
-			"SELECT coalesce(max(ev_id), 0) FROM src$seed");
-		my $hi = ($b + 1) * $batch_size;
-		$node->safe_psql('postgres', qq{
-			INSERT INTO src$seed (ev_id, k, t, v)
-			SELECT id, k, t, v FROM ev$seed WHERE id > $done AND id <= $hi ORDER BY id});
-		poll_results($name);
-		if (my $how = $crash_at{$b})
-		{
-			# let the worker get into an epoch, then crash at a random moment
-			select(undef, undef, undef, rand(0.3));
-			crash($how);
-			$crashes++;
-			poll_results($name);
-		}
-	}
+	my $crashes = feed_with_crashes("ev$seed", "src$seed", $batches, $batch_size, 4, 2,
+		sub { poll_results($name) });
 	is($node->safe_psql('postgres', "SELECT count(*) FROM src$seed"), $events,
 		"seed $seed: every event fed once");
 	is($node->safe_psql('postgres', "SELECT windowagg.flush('$name', '10 min')"), 't',
@@ -246,30 +255,8 @@ $node->safe_psql('postgres', qq{
 	     FROM srcs GROUP BY k',
 	    't', ARRAY[windowagg.session(20::bigint)], bound => 20, lateness => 40);
 });
-my %session_crash_at;
-while (keys %session_crash_at < 5)
-{
-	my $b = 1 + int(rand($session_batches - 2));
-	$session_crash_at{$b} = (keys %session_crash_at < 3) ? 'worker' : 'server'
-	  unless exists $session_crash_at{$b};
-}
-my $session_crashes = 0;
-for my $b (0 .. $session_batches - 1)
-{
-	my $done = $node->safe_psql('postgres', 'SELECT coalesce(max(ev_id), 0) FROM srcs');
-	my $hi = ($b + 1) * $session_batch;
-	$node->safe_psql('postgres', qq{
-		INSERT INTO srcs (ev_id, k, t, v)
-		SELECT id, k, t, v FROM evs WHERE id > $done AND id <= $hi ORDER BY id});
-	poll_sessions();
-	if (my $how = $session_crash_at{$b})
-	{
-		select(undef, undef, undef, rand(0.3));
-		crash($how);
-		$session_crashes++;
-		poll_sessions();
-	}
-}
+my $session_crashes = feed_with_crashes('evs', 'srcs', $session_batches, $session_batch, 3, 2,
+	\&poll_sessions);
 is($node->safe_psql('postgres', "SELECT windowagg.flush('ps', '10 min')"), 't',
 	"sessions: flushed after $session_crashes crashes");
 poll_sessions();
