@@ -212,6 +212,46 @@ SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROU
     ARRAY[windowagg.session(5), windowagg.session(7)]);
 SELECT count(*) AS pipelines FROM windowagg.pipelines;
 
+-- 6. The statement that deletes replaced sessions compares keys with the
+-- key type's own btree equality, named by schema: an "=" that another
+-- role put on the creator's search path is never called (it would stop
+-- the pipeline, as code of another role), nor one of the owner's that
+-- says unequal keys are equal (it would delete another key's session).
+CREATE TYPE mood AS ENUM ('ok', 'sad');
+CREATE SCHEMA shared;
+CREATE ROLE wa_mallory;
+GRANT CREATE, USAGE ON SCHEMA shared TO wa_mallory;
+SET ROLE wa_mallory;
+CREATE FUNCTION shared.mood_eq(mood, mood) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT true';
+CREATE OPERATOR shared.= (LEFTARG = mood, RIGHTARG = mood, FUNCTION = shared.mood_eq);
+RESET ROLE;
+CREATE FUNCTION public.mood_eq_all(mood, mood) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT true';
+CREATE OPERATOR public.= (LEFTARG = mood, RIGHTARG = mood, FUNCTION = public.mood_eq_all);
+CREATE TABLE sm_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, m mood NOT NULL,
+                     t bigint NOT NULL);
+SET search_path = shared, public;
+SELECT windowagg.create_pipeline('sm', 'SELECT m, count(*) AS n FROM sm_src GROUP BY m', 't',
+    ARRAY[windowagg.session(10::bigint)], lateness => 100::bigint,
+    result_table => 'public.sm') > 0 AS created;
+RESET search_path;
+-- two sessions of 'sad' and one of 'ok' with the same bounds fire; then an
+-- event bridges the two of 'sad', which retracts [0, 10) of 'sad' only
+INSERT INTO sm_src (m, t) VALUES ('ok', 0), ('sad', 0), ('sad', 15), ('ok', 60);
+SELECT windowagg.wait('sm');
+SELECT m, window_start, window_end, n FROM sm ORDER BY m, window_start;
+INSERT INTO sm_src (m, t) VALUES ('sad', 8);
+SELECT windowagg.wait('sm');
+SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'sm';
+SELECT m, window_start, window_end, n, revision FROM sm ORDER BY m, window_start;
+SELECT windowagg.drop_pipeline('sm', drop_tables => true);
+DROP TABLE sm_src;
+DROP OPERATOR shared.= (mood, mood);
+DROP OPERATOR public.= (mood, mood);
+DROP FUNCTION shared.mood_eq, public.mood_eq_all;
+DROP SCHEMA shared;
+DROP TYPE mood;
+DROP ROLE wa_mallory;
+
 DROP TABLE sp_src, sq_src, st_src, sx_src, sp_got, sp_want, sp_want_c, sq_got, sq_want,
     revision_log, ev_sp, ev_sq;
 DROP FUNCTION log_revision;

@@ -786,10 +786,12 @@ wa_engine_restore_sessions(wa_engine *e, const wa_key *key, int window,
 						   const wa_session_image *images)
 {
 	wa_sessions *ss = &e->sessions;
-	int			i = window - ss->first_window;
+	/* any int may come from a checkpoint: no overflow for INT_MIN */
+	int64_t		index = (int64_t) window - ss->first_window;
+	int			i = index >= 0 && index < ss->n ? (int) index : -1;
 	session_key *k;
 	session_run *r;
-	bool		ok = i >= 0 && i < ss->n && sessions_valid(e, i, horizon, n, images);
+	bool		ok = i >= 0 && sessions_valid(e, i, horizon, n, images);
 
 	/* each (key, window) once */
 	k = ok ? key_find(e, key, wa_key_hash(e, key)) : NULL;

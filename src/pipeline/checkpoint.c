@@ -18,6 +18,10 @@
  * makes it too long, into one row holding just the live slices: when it
  * has grown past twice the live state (and past a floor), which keeps the
  * amortised cost of compaction proportional to what the epochs wrote.
+ * The live state's size is estimated from what the engine holds and the
+ * mean sizes of what was written: slice records, sessions records without
+ * their sessions, and sessions (a key's sessions record is as long as its
+ * sessions, which differ by orders of magnitude from key to key).
  *
  * The bytes of a row, and reading them back, are checkpoint_format.c's.
  * Each row is one chunk of at most CHUNK_BYTES, so that no value nears the
@@ -79,6 +83,60 @@ wa_ckpt_init(WaCheckpoint *c, int32 pipeline_id, const WaKeyCodec *codec,
 	MemoryContextSwitchTo(old);
 }
 
+/* ---------- sizes ---------- */
+
+static void
+sizes_add(WaCkptSizes *to, const WaCkptSizes *delta)
+{
+	to->slices += delta->slices;
+	to->slice_bytes += delta->slice_bytes;
+	to->session_keys += delta->session_keys;
+	to->session_key_bytes += delta->session_key_bytes;
+	to->sessions += delta->sessions;
+	to->session_bytes += delta->session_bytes;
+}
+
+static void
+sizes_add_slice(WaCkptSizes *sizes, uint32 record_bytes)
+{
+	sizes->slices++;
+	sizes->slice_bytes += record_bytes;
+}
+
+static void
+sizes_add_sessions(WaCkptSizes *sizes, uint32 key_len, uint32 n,
+				   uint32 entries_len)
+{
+	sizes->session_keys++;
+	sizes->session_key_bytes += wa_ckpt_sessions_record_bytes(key_len, 0);
+	sizes->sessions += n;
+	sizes->session_bytes += entries_len;
+}
+
+/* The sizes of a log's live records. */
+static void
+sizes_of_records(WaCheckpoint *c, const WaCkptRecord *recs, int64 n,
+				 WaCkptSizes *sizes)
+{
+	memset(sizes, 0, sizeof(*sizes));
+	for (int64 i = 0; i < n; i++)
+	{
+		if (recs[i].is_sessions)
+			sizes_add_sessions(sizes, recs[i].key_len, recs[i].n_sessions,
+							   recs[i].states_len);
+		else
+			sizes_add_slice(sizes, wa_ckpt_record_bytes(recs[i].key_len, c->acc_size) +
+							recs[i].states_len);
+	}
+}
+
+/* count of what the engine holds at the mean size of its kind */
+static double
+estimate(int64 count, int64 written_bytes, int64 written_count)
+{
+	return written_count > 0 ? (double) count * written_bytes / written_count : 0;
+}
+
 /* ---------- writing ---------- */
 
 static bytea *
@@ -124,6 +182,7 @@ add_slice_with_states(WaCheckpoint *c, const wa_engine *engine,
 		wa_ckpt_start_chunk(&c->delta, c->signature);
 	wa_ckpt_append_record(&c->delta, key_data, key_len, slice, c->acc_buf,
 						  c->acc_size, c->states_buf.data, c->states_buf.len);
+	sizes_add_slice(&c->delta_sizes, record_len);
 }
 
 /* A key's portable form: its image when it is one already (c->cxt current). */
@@ -184,6 +243,7 @@ wa_ckpt_add_slice(WaCheckpoint *c, const wa_engine *engine, const wa_key *key,
 #endif
 	c->delta.len += record_len;
 	c->delta.data[c->delta.len] = '\0';
+	sizes_add_slice(&c->delta_sizes, record_len);
 	c->delta_slices++;
 	c->chunk_slices++;
 	MemoryContextSwitchTo(old);
@@ -235,6 +295,8 @@ wa_ckpt_add_sessions(WaCheckpoint *c, const wa_engine *engine,
 							horizon == WA_TICK_MIN ? PG_INT64_MIN : (int64) horizon,
 							(uint32) n, c->sessions_buf.data,
 							(uint32) c->sessions_buf.len);
+	sizes_add_sessions(&c->delta_sizes, key_len, (uint32) n,
+					   (uint32) c->sessions_buf.len);
 	c->delta_sessions++;
 	c->chunk_slices++;
 	MemoryContextSwitchTo(old);
@@ -316,8 +378,7 @@ write_compacted(WaCheckpoint *c, const WaCkptRecord *recs, int64 n)
 	insert_row(c, ++c->seq, c->expired_below, chunk_slices,
 			   to_bytea(chunk.data, chunk.len));
 	pfree(chunk.data);
-	c->written_bytes = c->log_bytes;
-	c->written_records = n;
+	sizes_of_records(c, recs, n, &c->written);
 }
 
 static void
@@ -335,9 +396,11 @@ compact(WaCheckpoint *c)
  * slices the engine holds.
  */
 void
-wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_records)
+wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_slices,
+			  int64 live_session_keys, int64 live_sessions)
 {
 	int64		live_bytes;
+	const WaCkptSizes *w = &c->written;
 	ListCell   *lc;
 
 	if (c->delta_slices == 0 && c->delta_sessions == 0 &&
@@ -353,19 +416,17 @@ wa_ckpt_write(WaCheckpoint *c, int64 expire_below, int64 live_records)
 		wa_ckpt_start_chunk(&c->delta, c->signature);	/* an expiry alone */
 	insert_row(c, ++c->seq, expire_below, c->chunk_slices,
 			   to_bytea(c->delta.data, c->delta.len));
-	c->written_bytes += c->delta.len;
-	foreach(lc, c->full_chunks)
-		c->written_bytes += VARSIZE(((WaCkptChunk *) lfirst(lc))->data) - VARHDRSZ;
-	c->written_records += c->delta_slices + c->delta_sessions;
+	sizes_add(&c->written, &c->delta_sizes);
 	c->expired_below = Max(c->expired_below, expire_below);
 
 	/*
-	 * The live state's size in the log: its records at the mean size of
-	 * the records written so far (keys differ in length from one pipeline
-	 * to the next, and within one).
+	 * The live state's size in the log: what the engine holds at the mean
+	 * sizes written so far (keys differ in length from one pipeline to the
+	 * next, and within one).
 	 */
-	live_bytes = c->written_records > 0 ?
-		(int64) ((double) live_records * c->written_bytes / c->written_records) : 0;
+	live_bytes = (int64) (estimate(live_slices, w->slice_bytes, w->slices) +
+						  estimate(live_session_keys, w->session_key_bytes, w->session_keys) +
+						  estimate(live_sessions, w->session_bytes, w->sessions));
 	if (c->log_bytes > Max(COMPACT_FLOOR_BYTES, 2 * live_bytes))
 		compact(c);
 }
@@ -388,6 +449,7 @@ wa_ckpt_reset(WaCheckpoint *c)
 	resetStringInfo(&c->delta);
 	c->delta_slices = 0;
 	c->delta_sessions = 0;
+	memset(&c->delta_sizes, 0, sizeof(c->delta_sizes));
 	c->chunk_slices = 0;
 }
 
@@ -422,8 +484,10 @@ static void
 restore_sessions(WaCheckpoint *c, wa_engine *engine, const wa_key *key,
 				 const WaCkptRecord *rec)
 {
-	wa_session_image *images = palloc(sizeof(wa_session_image) *
-									  Max(rec->n_sessions, 1));
+	/* a record holds up to 2^32 - 1 sessions (and bytes for each) */
+	wa_session_image *images = palloc_extended(sizeof(wa_session_image) *
+											   Max((Size) rec->n_sessions, 1),
+											   MCXT_ALLOC_HUGE);
 	char	   *accs = palloc_extended((Size) c->acc_size * Max(rec->n_sessions, 1),
 									   MCXT_ALLOC_HUGE);
 	const char *p = rec->acc;
@@ -487,8 +551,7 @@ wa_ckpt_restore(WaCheckpoint *c, wa_engine *engine, const WaCheckpointLog *log)
 	}
 	pfree(acc);
 	c->log_bytes = log->bytes;
-	c->written_bytes = log->bytes;
-	c->written_records = log->n;
+	sizes_of_records(c, log->records, log->n, &c->written);
 	wa_ckpt_reset(c);
 }
 

@@ -20,6 +20,20 @@ typedef struct WaCkptChunk
 	int64		n_slices;
 } WaCkptChunk;
 
+/*
+ * Records written, by kind, and their bytes: the means estimate what the
+ * live state takes in the log (the compaction rule, checkpoint.c).
+ */
+typedef struct WaCkptSizes
+{
+	int64		slices;			/* slice records */
+	int64		slice_bytes;
+	int64		session_keys;	/* sessions records */
+	int64		session_key_bytes;	/* their bytes but their sessions' */
+	int64		sessions;		/* sessions in them */
+	int64		session_bytes;
+} WaCkptSizes;
+
 typedef struct WaCheckpoint
 {
 	int32		pipeline_id;
@@ -41,8 +55,8 @@ typedef struct WaCheckpoint
 	int64		seq;			/* of the newest row in the log */
 	int64		expired_below;	/* the log's newest expiry bound */
 	int64		log_bytes;		/* bytes in the log's rows */
-	int64		written_bytes;	/* record bytes written, for the mean */
-	int64		written_records;	/* record size: the compaction rule */
+	WaCkptSizes written;		/* since the last compaction or restore */
+	WaCkptSizes delta_sizes;	/* of this epoch's delta */
 } WaCheckpoint;
 
 /* generic: the worker's generic aggregates of q (NULL when it has none) */
@@ -58,9 +72,10 @@ extern void wa_ckpt_add_sessions(WaCheckpoint *c, const wa_engine *engine,
 								 const wa_key *key, int window,
 								 wa_tick horizon, int n,
 								 const wa_session_image *sessions);
-/* live_records: the engine's slices and session keys */
+/* live_*: what the engine holds (wa_stats) */
 extern void wa_ckpt_write(WaCheckpoint *c, int64 expire_below,
-						  int64 live_records);
+						  int64 live_slices, int64 live_session_keys,
+						  int64 live_sessions);
 extern void wa_ckpt_reset(WaCheckpoint *c);
 
 extern WaCheckpointLog *wa_ckpt_read(WaCheckpoint *c, const wa_engine *engine);

@@ -30,7 +30,11 @@
  */
 #include "pipeline/sink.h"
 
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -38,8 +42,8 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
-#include "miscadmin.h"
 
 /* A buffered pane's identity, for merging repeats within an epoch. */
 typedef struct PaneId
@@ -323,6 +327,102 @@ append_on_conflict_update(StringInfo sql, const WaAggQuery *q)
 }
 
 /*
+ * "left = right" for key values of type typid, with the equality of the
+ * type's default btree operator class (that of the table's unique index),
+ * named by its schema and applied to its own input type: no operator of
+ * the search path, which whoever may create in one of its schemas could
+ * have put there, is ever chosen instead.  (A polymorphic input type, as
+ * enums have, cannot be cast to, and needs no cast: its operator is
+ * pg_catalog's, where nobody else creates operators.)
+ */
+static char *
+key_equality(Oid typid, const char *left, const char *right)
+{
+	Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
+	Oid			intype;
+	Oid			opno;
+	HeapTuple	tup;
+	Form_pg_operator op;
+	char	   *result;
+
+	if (!OidIsValid(opclass))
+		elog(ERROR, "key type %s has no default btree operator class",
+			 format_type_be(typid));
+	intype = get_opclass_input_type(opclass);
+	opno = get_opfamily_member(get_opclass_family(opclass), intype, intype,
+							   BTEqualStrategyNumber);
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "key type %s has no btree equality operator",
+			 format_type_be(typid));
+	op = (Form_pg_operator) GETSTRUCT(tup);
+	if (IsPolymorphicType(intype))
+		result = psprintf("%s OPERATOR(%s.%s) %s", left,
+						  quote_identifier(get_namespace_name(op->oprnamespace)),
+						  NameStr(op->oprname), right);
+	else
+		result = psprintf("%s::%s OPERATOR(%s.%s) %s::%s", left,
+						  format_type_be_qualified(intype),
+						  quote_identifier(get_namespace_name(op->oprnamespace)),
+						  NameStr(op->oprname), right,
+						  format_type_be_qualified(intype));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* So many nullable keys get one arm per pattern of NULLs (see below). */
+#define MAX_NULL_PATTERN_KEYS 4
+
+/*
+ * The condition that row r of a table of sessions is row d of the epoch's
+ * retracted sessions: the same keys and bounds.  A NULL key matches a NULL
+ * key.  So that each retraction is one probe of the table's unique index
+ * on (keys, window_start, window_end), the condition is an OR of arms, one
+ * per pattern of NULLs among the nullable keys, each with every column
+ * (an arm with "k IS NULL" for the NULL ones is an index condition too);
+ * beyond MAX_NULL_PATTERN_KEYS nullable keys, each of them gets its own
+ * "= or both NULL", which probes by the leading columns only.
+ */
+static void
+append_retracted_match(StringInfo sql, const WaAggQuery *q)
+{
+	int			n_nullable = 0;
+	bool		expand;
+	int			n_arms;
+
+	for (int i = 0; i < q->n_keys; i++)
+		n_nullable += q->keys[i].notnull ? 0 : 1;
+	expand = n_nullable <= MAX_NULL_PATTERN_KEYS;
+	n_arms = expand ? 1 << n_nullable : 1;
+	for (int arm = 0; arm < n_arms; arm++)
+	{
+		int			nullable = 0;
+
+		appendStringInfoString(sql, arm == 0 ? "(" : " OR (");
+		for (int i = 0; i < q->n_keys; i++)
+		{
+			const char *key = quote_identifier(q->keys[i].name);
+			char	   *left = psprintf("r.%s", key);
+			char	   *right = psprintf("d.c%d", i + 1);
+			char	   *equal = key_equality(q->keys[i].typid, left, right);
+
+			if (q->keys[i].notnull)
+				appendStringInfo(sql, "%s AND ", equal);
+			else if (!expand)
+				appendStringInfo(sql, "(%s OR (%s IS NULL AND %s IS NULL)) AND ",
+								 equal, left, right);
+			else if ((arm >> nullable++) & 1)
+				appendStringInfo(sql, "%s IS NULL AND %s IS NULL AND ", left, right);
+			else
+				appendStringInfo(sql, "%s AND ", equal);
+		}
+		appendStringInfo(sql, "r.window_start OPERATOR(pg_catalog.=) d.c%d AND "
+						 "r.window_end OPERATOR(pg_catalog.=) d.c%d)",
+						 q->n_keys + 1, q->n_keys + 2);
+	}
+}
+
+/*
  * Two statements keep a table of sessions (the result table, or the
  * sessions table of a session window beside others): one deletes the rows of the
  * sessions that merges replaced, one upserts the sessions' panes with the
@@ -339,23 +439,12 @@ build_session_statements(WaSink *sink, const WaPipelineDef *def,
 	char	   *table = qualified_name(OidIsValid(def->sessions_table) ?
 									def->sessions_table : def->result_table);
 	StringInfoData sql;
-	int			col = 1;
+	int			col;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "DELETE FROM %s AS r USING " RETRACTED_RELATION " d WHERE ",
 					 table);
-	for (int i = 0; i < q->n_keys; i++, col++)
-	{
-		const char *key = quote_identifier(q->keys[i].name);
-
-		if (q->keys[i].notnull)
-			appendStringInfo(&sql, "r.%s = d.c%d AND ", key, col);
-		else
-			appendStringInfo(&sql, "(r.%s = d.c%d OR (r.%s IS NULL AND d.c%d IS NULL)) AND ",
-							 key, col, key, col);
-	}
-	appendStringInfo(&sql, "r.window_start = d.c%d AND r.window_end = d.c%d",
-					 col, col + 1);
+	append_retracted_match(&sql, q);
 	sink->retract_plan = prepare_rows_plan(RETRACTED_RELATION,
 										   sink->retracted_desc, sql.data);
 
@@ -769,9 +858,10 @@ wa_sink_write(WaSink *sink, TimestampTz epoch_time)
 }
 
 void
-wa_sink_write_checkpoint(WaSink *sink, int64 live_slices)
+wa_sink_write_checkpoint(WaSink *sink, const wa_stats *stats)
 {
-	wa_ckpt_write(&sink->ckpt, sink->expire_below, live_slices);
+	wa_ckpt_write(&sink->ckpt, sink->expire_below, (int64) stats->n_slices,
+				  (int64) stats->n_session_keys, (int64) stats->n_sessions);
 }
 
 /* After commit (or abort): forget the epoch's buffers. */

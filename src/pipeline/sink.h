@@ -85,7 +85,7 @@ extern void wa_sink_collect_checkpoint(WaSink *sink, wa_engine *engine,
 /* Write panes and dead letters (as the current user). */
 extern void wa_sink_write(WaSink *sink, TimestampTz epoch_time);
 /* The epoch's changed slices into the checkpoint log. */
-extern void wa_sink_write_checkpoint(WaSink *sink, int64 live_slices);
+extern void wa_sink_write_checkpoint(WaSink *sink, const wa_stats *stats);
 /* After the epoch committed or rolled back, before its memory is reset. */
 extern void wa_sink_reset(WaSink *sink);
 

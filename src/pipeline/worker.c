@@ -1022,8 +1022,7 @@ run_epoch(Worker *w)
 		wa_sink_write(&w->sink, now);
 		w->delta.panes_on_time = w->sink.n_on_time;
 		w->delta.panes_late = w->sink.n_late;
-		wa_sink_write_checkpoint(&w->sink,
-								 (int64) (stats.n_slices + stats.n_session_keys));
+		wa_sink_write_checkpoint(&w->sink, &stats);
 		write_progress(w, &time);
 	}
 
