@@ -24,17 +24,15 @@
  * session's bounds never come back (sessions only grow), so a delete never
  * takes a row the same epoch writes.
  *
+ * The statements themselves are sink_statements.c's.
+ *
  * src/pipeline/sink.c
  *
  *-------------------------------------------------------------------------
  */
-#include "pipeline/sink.h"
+#include "pipeline/sink_int.h"
 
-#include "access/stratnum.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
-#include "commands/defrem.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -42,7 +40,6 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 /* A buffered pane's identity, for merging repeats within an epoch. */
@@ -135,8 +132,8 @@ columns_to_arrays(const WaColumns *c, Datum *arrays)
 }
 
 /* A statement taking one array argument per column of c, kept. */
-static SPIPlanPtr
-prepare_unnest_plan(const char *sql, const WaColumns *c)
+SPIPlanPtr
+wa_sink_prepare_unnest_plan(const char *sql, const WaColumns *c)
 {
 	Oid		   *types = palloc(sizeof(Oid) * c->nsent);
 	SPIPlanPtr	plan;
@@ -160,12 +157,9 @@ prepare_unnest_plan(const char *sql, const WaColumns *c)
  * exposes as a relation (the mechanism of trigger transition tables):
  * cheaper than passing one array per column and unnesting them, which
  * costs as much again as the insert itself.  Sessions' panes and
- * retractions come the same way, each in a relation of its own.
+ * retractions come the same way, each in a relation of its own (their
+ * names: sink_int.h).
  */
-#define PANES_RELATION "windowagg_epoch_panes"
-#define SESSIONS_RELATION "windowagg_epoch_sessions"
-#define RETRACTED_RELATION "windowagg_epoch_retracted"
-
 static void
 register_rows(const char *name, TupleDesc desc, Tuplestorestate *store)
 {
@@ -189,8 +183,8 @@ unregister_rows(const char *name)
 }
 
 /* A statement over relation name (of rows like desc); $1: the epoch's time */
-static SPIPlanPtr
-prepare_rows_plan(const char *name, TupleDesc desc, const char *sql)
+SPIPlanPtr
+wa_sink_prepare_rows_plan(const char *name, TupleDesc desc, const char *sql)
 {
 	Oid			epoch_time_type = TIMESTAMPTZOID;
 	SPIPlanPtr	plan;
@@ -295,240 +289,6 @@ relation_desc(int ncols, const Oid *types)
 	return desc;
 }
 
-static char *
-qualified_name(Oid relid)
-{
-	char	   *relname = get_rel_name(relid);
-	char	   *nspname = relname != NULL ?
-		get_namespace_name(get_rel_namespace(relid)) : NULL;
-
-	/* gone since the definition was read: a drop_pipeline committed */
-	if (relname == NULL || nspname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table with OID %u does not exist", relid)));
-	return psprintf("%s.%s", quote_identifier(nspname), quote_identifier(relname));
-}
-
-/*
- * An upsert's conflict clause on a pane table's key, and the aggregates'
- * new values; the caller appends the pane, revision and updated_at.
- */
-static void
-append_on_conflict_update(StringInfo sql, const WaAggQuery *q)
-{
-	appendStringInfoString(sql, " ON CONFLICT (");
-	for (int i = 0; i < q->n_keys; i++)
-		appendStringInfo(sql, "%s, ", quote_identifier(q->keys[i].name));
-	appendStringInfoString(sql, "window_start, window_end) DO UPDATE SET ");
-	for (int i = 0; i < q->n_outputs; i++)
-		appendStringInfo(sql, "%s = EXCLUDED.%s, ", quote_identifier(q->outputs[i].name),
-						 quote_identifier(q->outputs[i].name));
-}
-
-/*
- * "left = right" for key values of type typid, with the equality of the
- * type's default btree operator class (that of the table's unique index),
- * named by its schema and applied to its own input type: no operator of
- * the search path, which whoever may create in one of its schemas could
- * have put there, is ever chosen instead.  (A polymorphic input type, as
- * enums have, cannot be cast to, and needs no cast: its operator is
- * pg_catalog's, where nobody else creates operators.)
- */
-static char *
-key_equality(Oid typid, const char *left, const char *right)
-{
-	Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
-	Oid			intype;
-	Oid			opno;
-	HeapTuple	tup;
-	Form_pg_operator op;
-	char	   *result;
-
-	if (!OidIsValid(opclass))
-		elog(ERROR, "key type %s has no default btree operator class",
-			 format_type_be(typid));
-	intype = get_opclass_input_type(opclass);
-	opno = get_opfamily_member(get_opclass_family(opclass), intype, intype,
-							   BTEqualStrategyNumber);
-	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "key type %s has no btree equality operator",
-			 format_type_be(typid));
-	op = (Form_pg_operator) GETSTRUCT(tup);
-	if (IsPolymorphicType(intype))
-		result = psprintf("%s OPERATOR(%s.%s) %s", left,
-						  quote_identifier(get_namespace_name(op->oprnamespace)),
-						  NameStr(op->oprname), right);
-	else
-		result = psprintf("%s::%s OPERATOR(%s.%s) %s::%s", left,
-						  format_type_be_qualified(intype),
-						  quote_identifier(get_namespace_name(op->oprnamespace)),
-						  NameStr(op->oprname), right,
-						  format_type_be_qualified(intype));
-	ReleaseSysCache(tup);
-	return result;
-}
-
-/* So many nullable keys get one arm per pattern of NULLs (see below). */
-#define MAX_NULL_PATTERN_KEYS 4
-
-/*
- * The condition that row r of a table of sessions is row d of the epoch's
- * retracted sessions: the same keys and bounds.  A NULL key matches a NULL
- * key.  So that each retraction is one probe of the table's unique index
- * on (keys, window_start, window_end), the condition is an OR of arms, one
- * per pattern of NULLs among the nullable keys, each with every column
- * (an arm with "k IS NULL" for the NULL ones is an index condition too);
- * beyond MAX_NULL_PATTERN_KEYS nullable keys, each of them gets its own
- * "= or both NULL", which probes by the leading columns only.
- */
-static void
-append_retracted_match(StringInfo sql, const WaAggQuery *q)
-{
-	int			n_nullable = 0;
-	bool		expand;
-	int			n_arms;
-
-	for (int i = 0; i < q->n_keys; i++)
-		n_nullable += q->keys[i].notnull ? 0 : 1;
-	expand = n_nullable <= MAX_NULL_PATTERN_KEYS;
-	n_arms = expand ? 1 << n_nullable : 1;
-	for (int arm = 0; arm < n_arms; arm++)
-	{
-		int			nullable = 0;
-
-		appendStringInfoString(sql, arm == 0 ? "(" : " OR (");
-		for (int i = 0; i < q->n_keys; i++)
-		{
-			const char *key = quote_identifier(q->keys[i].name);
-			char	   *left = psprintf("r.%s", key);
-			char	   *right = psprintf("d.c%d", i + 1);
-			char	   *equal = key_equality(q->keys[i].typid, left, right);
-
-			if (q->keys[i].notnull)
-				appendStringInfo(sql, "%s AND ", equal);
-			else if (!expand)
-				appendStringInfo(sql, "(%s OR (%s IS NULL AND %s IS NULL)) AND ",
-								 equal, left, right);
-			else if ((arm >> nullable++) & 1)
-				appendStringInfo(sql, "%s IS NULL AND %s IS NULL AND ", left, right);
-			else
-				appendStringInfo(sql, "%s AND ", equal);
-		}
-		appendStringInfo(sql, "r.window_start OPERATOR(pg_catalog.=) d.c%d AND "
-						 "r.window_end OPERATOR(pg_catalog.=) d.c%d)",
-						 q->n_keys + 1, q->n_keys + 2);
-	}
-}
-
-/*
- * Two statements keep a table of sessions (the result table, or the
- * sessions table of a session window beside others): one deletes the rows of the
- * sessions that merges replaced, one upserts the sessions' panes with the
- * revisions the engine gives.  A NULL key is a group of its own (the
- * table's unique index treats NULLs as equal), so nullable keys match
- * NULL to NULL.  cols: the value columns, as the pane statements name
- * them.
- */
-static void
-build_session_statements(WaSink *sink, const WaPipelineDef *def,
-						 const char *cols)
-{
-	const WaAggQuery *q = sink->query;
-	char	   *table = qualified_name(OidIsValid(def->sessions_table) ?
-									def->sessions_table : def->result_table);
-	StringInfoData sql;
-	int			col;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s AS r USING " RETRACTED_RELATION " d WHERE ",
-					 table);
-	append_retracted_match(&sql, q);
-	sink->retract_plan = prepare_rows_plan(RETRACTED_RELATION,
-										   sink->retracted_desc, sql.data);
-
-	/* the sessions' relation: the value columns, revision, is late */
-	col = q->n_keys + 2 + q->n_outputs + 1;
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) SELECT ",
-					 table, cols);
-	for (int i = 1; i < col; i++)
-		appendStringInfo(&sql, "p.c%d, ", i);
-	appendStringInfo(&sql, "CASE WHEN p.c%d THEN 'late' ELSE 'on_time' END, p.c%d, $1 "
-					 "FROM " SESSIONS_RELATION " p", col + 1, col);
-	append_on_conflict_update(&sql, q);
-	appendStringInfoString(&sql, "pane = EXCLUDED.pane, revision = EXCLUDED.revision, "
-						   "updated_at = EXCLUDED.updated_at");
-	sink->session_plan = prepare_rows_plan(SESSIONS_RELATION, sink->sessions_desc,
-										   sql.data);
-}
-
-/*
- * Two statements write panes.  A window's on-time pane is its first
- * emission, so its row is new: a plain INSERT.  A late pane upserts: a new
- * row (a window that was empty when it fired) starts at revision 1, an
- * existing one gets the new values and the next revision.  $1 is the
- * epoch's time, for updated_at.
- */
-static void
-build_pane_statements(WaSink *sink, const WaPipelineDef *def)
-{
-	const WaAggQuery *q = sink->query;
-	StringInfoData cols;
-	StringInfoData sql;
-
-	initStringInfo(&cols);
-	for (int i = 0; i < q->n_keys; i++)
-		appendStringInfo(&cols, "%s, ", quote_identifier(q->keys[i].name));
-	appendStringInfoString(&cols, "window_start, window_end");
-	for (int i = 0; i < q->n_outputs; i++)
-		appendStringInfo(&cols, ", %s", quote_identifier(q->outputs[i].name));
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (%s, pane, revision, updated_at) "
-					 "SELECT p.*, 'on_time', 1, $1 FROM " PANES_RELATION " p",
-					 qualified_name(def->result_table), cols.data);
-	sink->insert_plan = prepare_rows_plan(PANES_RELATION, sink->panes_desc, sql.data);
-
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS r (%s, pane, revision, updated_at) "
-					 "SELECT p.*, 'late', 1, $1 FROM " PANES_RELATION " p",
-					 qualified_name(def->result_table), cols.data);
-	append_on_conflict_update(&sql, q);
-	appendStringInfoString(&sql, "pane = 'late', revision = r.revision + 1, "
-						   "updated_at = EXCLUDED.updated_at");
-	sink->upsert_plan = prepare_rows_plan(PANES_RELATION, sink->panes_desc, sql.data);
-	if (sink->sessions_desc != NULL)
-		build_session_statements(sink, def, cols.data);
-}
-
-static void
-build_dead_letter_insert(WaSink *sink, const WaPipelineDef *def)
-{
-	char	   *sql;
-
-	if (def->logical)
-	{
-		/* the row came with the stream: the table may not have it any more */
-		sql = psprintf("INSERT INTO %s (commit_lsn, event_time, reason, watermark, source_row) "
-					   "SELECT d.* FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
-					   "pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) AS d",
-					   qualified_name(def->dead_letter_table));
-		sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
-		return;
-	}
-	/* the source row is read back by arrival number, in the same snapshot */
-	sql = psprintf("INSERT INTO %s (arrival, event_time, reason, watermark, source_row) "
-				   "SELECT d.arrival, d.event_time, d.reason, d.watermark, pg_catalog.to_jsonb(s) "
-				   "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3), "
-				   "pg_catalog.unnest($4)) AS d(arrival, event_time, reason, watermark) "
-				   "JOIN %s AS s ON s.%s = d.arrival",
-				   qualified_name(def->dead_letter_table), qualified_name(def->source),
-				   quote_identifier(def->arrival_column));
-	sink->dead_plan = prepare_unnest_plan(sql, &sink->dead);
-}
-
 void
 wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 			 WaKeyCodec *codec, uint32 acc_size, WaGeneric *generic,
@@ -592,8 +352,8 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 	dead_types[4] = JSONBOID;
 	columns_init(&sink->dead, def->logical ? 5 : 4, dead_types, long_lived);
 
-	build_pane_statements(sink, def);
-	build_dead_letter_insert(sink, def);
+	wa_sink_build_pane_statements(sink, def);
+	wa_sink_build_dead_letter_insert(sink, def);
 	/* SPI calls leave SPI's context current */
 	MemoryContextSwitchTo(long_lived);
 	wa_ckpt_init(&sink->ckpt, def->id, codec, acc_size, q, generic, long_lived);
