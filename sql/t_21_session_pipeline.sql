@@ -202,10 +202,39 @@ FROM sx_sessions;
 SELECT count(*) > 0 AS shared_bounds
 FROM sx_sessions s JOIN sx w USING (k, window_start, window_end);
 SELECT * FROM windowagg.explain('sx');
+-- live windows hold sessions: a reader of the result table alone may not
+-- read them
+CREATE ROLE wa_reader;
+GRANT SELECT ON sx TO wa_reader;
+GRANT USAGE ON SCHEMA windowagg TO wa_reader;
+SET ROLE wa_reader;
+SELECT count(*) FROM windowagg.live('sx') AS l(k int, window_start bigint, window_end bigint, n bigint);
+RESET ROLE;
+GRANT SELECT ON sx_sessions TO wa_reader;
+SET ROLE wa_reader;
+SELECT count(*) FROM windowagg.live('sx') AS l(k int, window_start bigint, window_end bigint, n bigint);
+RESET ROLE;
+REVOKE ALL ON sx, sx_sessions FROM wa_reader;
+REVOKE USAGE ON SCHEMA windowagg FROM wa_reader;
+DROP ROLE wa_reader;
+-- a new owner takes the pipeline over only with both its tables
+CREATE ROLE wa_heir;
+GRANT SELECT ON sx_src TO wa_heir;
+ALTER TABLE sx OWNER TO wa_heir;
+SET ROLE wa_heir;
+SELECT windowagg.resume('sx');
+RESET ROLE;
+ALTER TABLE sx_sessions OWNER TO wa_heir;
+SET ROLE wa_heir;
+SELECT windowagg.resume('sx');
+RESET ROLE;
+SELECT owner FROM windowagg.pipelines WHERE name = 'sx';
 -- the sessions table is the pipeline's, as its other tables are
 DROP TABLE sx_sessions;
 SELECT windowagg.drop_pipeline('sx', drop_tables => true);
 SELECT count(*) AS tables_left FROM pg_class WHERE relname IN ('sx', 'sx_sessions', 'sx_dead_letters');
+REVOKE ALL ON sx_src FROM wa_heir;
+DROP ROLE wa_heir;
 
 -- 5. What pipelines refuse: two session windows.
 SELECT windowagg.create_pipeline('sx', 'SELECT k, count(*) AS n FROM sx_src GROUP BY k', 't',
@@ -245,6 +274,20 @@ SELECT status, last_error FROM windowagg.stat_pipelines WHERE name = 'sm';
 SELECT m, window_start, window_end, n, revision FROM sm ORDER BY m, window_start;
 SELECT windowagg.drop_pipeline('sm', drop_tables => true);
 DROP TABLE sm_src;
+-- a key of a type with a typmod (bit(3)) is compared whole, not cut to
+-- the type's default (bit is bit(1)), and a NULL key only with NULL
+CREATE TABLE sb_src (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, b bit(3),
+                     t bigint NOT NULL);
+SELECT windowagg.create_pipeline('sb', 'SELECT b, count(*) AS n FROM sb_src GROUP BY b', 't',
+    ARRAY[windowagg.session(10::bigint)], lateness => 100::bigint) > 0 AS created;
+INSERT INTO sb_src (b, t) VALUES (B'101', 0), (B'100', 0), (NULL, 0), (B'100', 15),
+                                 (NULL, 15), (B'101', 60);
+SELECT windowagg.wait('sb');
+INSERT INTO sb_src (b, t) VALUES (B'100', 8), (NULL, 8);
+SELECT windowagg.wait('sb');
+SELECT b, window_start, window_end, n, revision FROM sb ORDER BY b, window_start;
+SELECT windowagg.drop_pipeline('sb', drop_tables => true);
+DROP TABLE sb_src;
 DROP OPERATOR shared.= (mood, mood);
 DROP OPERATOR public.= (mood, mood);
 DROP FUNCTION shared.mood_eq, public.mood_eq_all;

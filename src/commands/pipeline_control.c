@@ -235,16 +235,24 @@ wa_pipeline_query_for_reader(const char *name, const char *action,
 							 WaPipelineDef **def_out)
 {
 	WaPipelineDef *def = wa_pipeline_lookup(name);
-	bool		missing = false;
 	WaAggQuery *q;
 
-	if (pg_class_aclcheck_ext(def->result_table, GetUserId(), ACL_SELECT,
-							  &missing) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for the results of pipeline \"%s\"", name),
-				 errdetail("%s needs SELECT on table %s.", action,
-						   missing ? "(dropped)" : get_rel_name(def->result_table))));
+	/* live windows hold the sessions too: both tables' readers only */
+	for (int t = 0; t < 2; t++)
+	{
+		Oid			table = t == 0 ? def->result_table : def->sessions_table;
+		bool		missing = false;
+
+		if (!OidIsValid(table))
+			continue;
+		if (pg_class_aclcheck_ext(table, GetUserId(), ACL_SELECT,
+								  &missing) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for the results of pipeline \"%s\"", name),
+					 errdetail("%s needs SELECT on table %s.", action,
+							   missing ? "(dropped)" : get_rel_name(table))));
+	}
 	if (def_out != NULL)
 		*def_out = def;
 	q = wa_pipeline_query_parse_as_owner(def);
@@ -426,13 +434,19 @@ wa_live(PG_FUNCTION_ARGS)
 
 	wa_require_shared();
 	out.query = wa_pipeline_query_for_reader(name, "Reading live windows", &def);
-	/* live windows have no rows to apply the result table's policies to */
-	if (check_enable_rls(def->result_table, InvalidOid, true) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for the live windows of pipeline \"%s\"", name),
-				 errdetail("Row-level security applies to you on table %s, and live windows cannot be filtered by its policies.",
-						   get_rel_name(def->result_table))));
+	/* live windows have no rows to apply the tables' policies to */
+	for (int t = 0; t < 2; t++)
+	{
+		Oid			table = t == 0 ? def->result_table : def->sessions_table;
+
+		if (OidIsValid(table) &&
+			check_enable_rls(table, InvalidOid, true) == RLS_ENABLED)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for the live windows of pipeline \"%s\"", name),
+					 errdetail("Row-level security applies to you on table %s, and live windows cannot be filtered by its policies.",
+							   get_rel_name(table))));
+	}
 	slot = pipeline_slot(def);
 	wa_pipeline_shape(def, out.query, shape);
 

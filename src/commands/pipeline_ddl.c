@@ -795,7 +795,8 @@ wa_drop_pipeline(PG_FUNCTION_ARGS)
 
 /*
  * Resuming a pipeline whose result table changed hands takes it over: the
- * table's new owner (or a member of it) consents to run its query.  The
+ * table's new owner (or a member of it) consents to run its query; its
+ * sessions table, if it has one, must have changed hands with it.  The
  * worker refuses to run it as anyone else (worker.c).  A superuser's
  * resume consents for no other role: it only restarts the pipeline, which
  * stops again until that role resumes it.  The slot learns the new owner
@@ -809,6 +810,17 @@ take_over(WaPipelineDef *def)
 	if (!OidIsValid(owner) || owner == def->owner || !has_privs_of_role(GetUserId(), owner) ||
 		(superuser() && GetUserId() != owner))
 		return false;
+	/* the worker writes both as one role (worker.c, check_owner) */
+	if (OidIsValid(def->sessions_table) &&
+		wa_relation_owner(def->sessions_table) != owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the result table and the sessions table of pipeline \"%s\" belong to different roles",
+						def->name),
+				 errdetail("A pipeline writes both with the rights of one role, its owner."),
+				 errhint("Give table %s to role \"%s\" as well, then resume the pipeline.",
+						 get_rel_name(def->sessions_table),
+						 GetUserNameFromId(owner, false))));
 
 	/*
 	 * Consent covers the query, not the old owner's functions it calls:

@@ -197,6 +197,16 @@ wa_catalog_load(int32 id, const char *name)
 														Anum_load_dead_letter_table,
 														&isnull));
 	def->live_view = DatumGetObjectId(get_datum(tup, desc, Anum_load_live_view, &isnull));
+	/* a table of its own: no row of a restored dump says otherwise */
+	if (OidIsValid(def->sessions_table) &&
+		(def->sessions_table == def->result_table ||
+		 def->sessions_table == def->dead_letter_table ||
+		 def->sessions_table == def->source))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the sessions table of pipeline \"%s\" is also its source, result or dead-letter table",
+						def->name),
+				 errhint("Drop the pipeline and create it again.")));
 	def->enabled = DatumGetBool(get_datum(tup, desc, Anum_load_enabled, &isnull));
 	def->search_path = get_text(tup, desc, Anum_load_search_path);
 	def->logical = DatumGetBool(get_datum(tup, desc, Anum_load_logical, &isnull));
@@ -386,7 +396,10 @@ wa_catalog_pipeline_insert(const WaPipelineInsert *row)
 	has_time_zone = pipelines_have_time_zone();
 	has_sessions_table = pipelines_have_sessions_table();
 	if (!has_sessions_table && row->sessions_table != NULL)
-		elog(ERROR, "windowagg.pipelines has no sessions_table column");
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("session windows beside other windows need version 0.3.0 of extension \"windowagg\""),
+				 errhint("Run ALTER EXTENSION windowagg UPDATE.")));
 	wa_catalog_exec(psprintf("INSERT INTO windowagg.pipelines "
 							 "(name, owner, query, event_time, arrival_column, windows, "
 							 "bound, lateness, idle_timeout, source, result_table, "

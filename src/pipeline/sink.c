@@ -202,12 +202,13 @@ wa_sink_prepare_rows_plan(const char *name, TupleDesc desc, const char *sql)
 }
 
 /*
- * Run plan over the buffered rows of c whose column pick (not sent) is
- * want; pick -1: every row.  Returns the number of rows given, or, with
- * processed, the number of rows the statement processed.
+ * Run plans, one after the other, over the buffered rows of c whose
+ * column pick (not sent) is want; pick -1: every row.  Returns the number
+ * of rows given, or, with processed, the number of rows the statements
+ * processed.
  */
 static int64
-write_rows(SPIPlanPtr plan, const char *name, TupleDesc desc,
+write_rows(SPIPlanPtr *plans, int n_plans, const char *name, TupleDesc desc,
 		   const WaColumns *c, int pick, bool want, Datum epoch_time,
 		   bool processed)
 {
@@ -231,14 +232,20 @@ write_rows(SPIPlanPtr plan, const char *name, TupleDesc desc,
 	}
 	if (nrows > 0)
 	{
+		int64		done = 0;
+
 		register_rows(name, desc, store);
-		ret = SPI_execute_plan(plan, &epoch_time, NULL, false, 0);
-		if (ret < 0)
-			elog(ERROR, "could not write the epoch's %s: %s", name,
-				 SPI_result_code_string(ret));
+		for (int p = 0; p < n_plans; p++)
+		{
+			ret = SPI_execute_plan(plans[p], &epoch_time, NULL, false, 0);
+			if (ret < 0)
+				elog(ERROR, "could not write the epoch's %s: %s", name,
+					 SPI_result_code_string(ret));
+			done += (int64) SPI_processed;
+		}
 		unregister_rows(name);
 		if (processed)
-			nrows = (int64) SPI_processed;
+			nrows = done;
 	}
 	tuplestore_end(store);
 	return nrows;
@@ -248,7 +255,7 @@ write_rows(SPIPlanPtr plan, const char *name, TupleDesc desc,
 static int64
 write_panes(WaSink *sink, SPIPlanPtr plan, bool late, Datum epoch_time)
 {
-	return write_rows(plan, PANES_RELATION, sink->panes_desc, &sink->panes,
+	return write_rows(&plan, 1, PANES_RELATION, sink->panes_desc, &sink->panes,
 					  sink->panes.ncols - 1, late, epoch_time, false);
 }
 
@@ -342,6 +349,7 @@ wa_sink_init(WaSink *sink, const WaPipelineDef *def, const WaAggQuery *q,
 		/* keys, start, end */
 		columns_init(&sink->retracted, q->n_keys + 2, types, long_lived);
 		sink->retracted_desc = relation_desc(q->n_keys + 2, types);
+		sink->retract_plans = palloc0(sizeof(SPIPlanPtr) * MAX_RETRACT_PLANS);
 	}
 
 	/* a logical source's: commit LSN for arrival, and the row as JSON */
@@ -579,10 +587,11 @@ write_sessions(WaSink *sink, Datum epoch_time)
 	WaColumns  *c = &sink->sessions;
 	int			late_col = c->nsent - 1;
 
-	sink->n_retracted = write_rows(sink->retract_plan, RETRACTED_RELATION,
+	sink->n_retracted = write_rows(sink->retract_plans, sink->n_retract_plans,
+								   RETRACTED_RELATION,
 								   sink->retracted_desc, &sink->retracted,
 								   -1, false, epoch_time, true);
-	(void) write_rows(sink->session_plan, SESSIONS_RELATION, sink->sessions_desc,
+	(void) write_rows(&sink->session_plan, 1, SESSIONS_RELATION, sink->sessions_desc,
 					  c, c->ncols - 1, true, epoch_time, false);
 	for (int row = 0; row < c->nrows; row++)
 	{

@@ -57,7 +57,9 @@ typedef struct WaSink
 	SPIPlanPtr	insert_plan;	/* on-time panes */
 	SPIPlanPtr	upsert_plan;	/* late panes */
 	SPIPlanPtr	session_plan;	/* sessions' panes, with their revisions */
-	SPIPlanPtr	retract_plan;	/* deletes replaced sessions */
+	SPIPlanPtr *retract_plans;	/* delete replaced sessions, one per
+								 * pattern of NULL keys */
+	int			n_retract_plans;
 	SPIPlanPtr	dead_plan;
 	Datum	   *key_values;		/* scratch for decoding a key */
 	bool	   *key_nulls;

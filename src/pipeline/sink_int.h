@@ -21,6 +21,13 @@
 #define SESSIONS_RELATION "windowagg_epoch_sessions"
 #define RETRACTED_RELATION "windowagg_epoch_retracted"
 
+/*
+ * So many nullable keys get a statement per pattern of NULLs to delete
+ * retracted sessions with (sink_statements.c); more get one statement.
+ */
+#define MAX_NULL_PATTERN_KEYS 4
+#define MAX_RETRACT_PLANS (1 << MAX_NULL_PATTERN_KEYS)
+
 /* A kept statement over relation name (rows like desc); $1: the epoch's time */
 extern SPIPlanPtr wa_sink_prepare_rows_plan(const char *name, TupleDesc desc,
 											const char *sql);

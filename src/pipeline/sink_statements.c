@@ -61,9 +61,11 @@ append_on_conflict_update(StringInfo sql, const WaAggQuery *q)
  * type's default btree operator class (that of the table's unique index),
  * named by its schema and applied to its own input type: no operator of
  * the search path, which whoever may create in one of its schemas could
- * have put there, is ever chosen instead.  (A polymorphic input type, as
+ * have put there, is ever chosen instead.  A key of another type than the
+ * class's (varchar for text, a domain) is cast to it without a typmod,
+ * which would cut values (bit is bit(1)); a polymorphic input type, as
  * enums have, cannot be cast to, and needs no cast: its operator is
- * pg_catalog's, where nobody else creates operators.)
+ * pg_catalog's, where nobody else creates operators.
  */
 static char *
 key_equality(Oid typid, const char *left, const char *right)
@@ -73,7 +75,8 @@ key_equality(Oid typid, const char *left, const char *right)
 	Oid			opno;
 	HeapTuple	tup;
 	Form_pg_operator op;
-	char	   *result;
+	char	   *opname;
+	char	   *cast = "";
 
 	if (!OidIsValid(opclass))
 		elog(ERROR, "key type %s has no default btree operator class",
@@ -86,70 +89,55 @@ key_equality(Oid typid, const char *left, const char *right)
 		elog(ERROR, "key type %s has no btree equality operator",
 			 format_type_be(typid));
 	op = (Form_pg_operator) GETSTRUCT(tup);
-	if (IsPolymorphicType(intype))
-		result = psprintf("%s OPERATOR(%s.%s) %s", left,
-						  quote_identifier(get_namespace_name(op->oprnamespace)),
-						  NameStr(op->oprname), right);
-	else
-		result = psprintf("%s::%s OPERATOR(%s.%s) %s::%s", left,
-						  format_type_be_qualified(intype),
-						  quote_identifier(get_namespace_name(op->oprnamespace)),
-						  NameStr(op->oprname), right,
-						  format_type_be_qualified(intype));
+	opname = psprintf("OPERATOR(%s.%s)",
+					  quote_identifier(get_namespace_name(op->oprnamespace)),
+					  NameStr(op->oprname));
 	ReleaseSysCache(tup);
-	return result;
+	if (intype != typid && !IsPolymorphicType(intype))
+		cast = psprintf("::%s",
+						format_type_extended(intype, -1,
+											 FORMAT_TYPE_TYPEMOD_GIVEN |
+											 FORMAT_TYPE_FORCE_QUALIFY));
+	return psprintf("%s%s %s %s%s", left, cast, opname, right, cast);
 }
-
-/* So many nullable keys get one arm per pattern of NULLs (see below). */
-#define MAX_NULL_PATTERN_KEYS 4
 
 /*
  * The condition that row r of a table of sessions is row d of the epoch's
- * retracted sessions: the same keys and bounds.  A NULL key matches a NULL
- * key.  So that each retraction is one probe of the table's unique index
- * on (keys, window_start, window_end), the condition is an OR of arms, one
- * per pattern of NULLs among the nullable keys, each with every column
- * (an arm with "k IS NULL" for the NULL ones is an index condition too);
- * beyond MAX_NULL_PATTERN_KEYS nullable keys, each of them gets its own
- * "= or both NULL", which probes by the leading columns only.
+ * retracted sessions: the same keys and bounds, where a NULL key matches a
+ * NULL key.  So that each retraction is one probe of the table's unique
+ * index on (keys, window_start, window_end), pattern (a bit per nullable
+ * key, set: NULL) says which nullable keys are NULL on both sides: a
+ * condition with "k IS NULL" for those and "=" for the others is an index
+ * condition on every column, where "(= OR both NULL)" is not (the planner
+ * takes the bounds out of such an OR, and probes by the keys alone).  With
+ * pattern -1 (beyond MAX_NULL_PATTERN_KEYS nullable keys), each nullable
+ * key gets its "(= OR both NULL)" instead.
  */
 static void
-append_retracted_match(StringInfo sql, const WaAggQuery *q)
+append_retracted_match(StringInfo sql, const WaAggQuery *q, int pattern)
 {
-	int			n_nullable = 0;
-	bool		expand;
-	int			n_arms;
+	int			nullable = 0;
 
 	for (int i = 0; i < q->n_keys; i++)
-		n_nullable += q->keys[i].notnull ? 0 : 1;
-	expand = n_nullable <= MAX_NULL_PATTERN_KEYS;
-	n_arms = expand ? 1 << n_nullable : 1;
-	for (int arm = 0; arm < n_arms; arm++)
 	{
-		int			nullable = 0;
+		const char *key = quote_identifier(q->keys[i].name);
+		char	   *left = psprintf("r.%s", key);
+		char	   *right = psprintf("d.c%d", i + 1);
+		char	   *equal = key_equality(q->keys[i].typid, left, right);
 
-		appendStringInfoString(sql, arm == 0 ? "(" : " OR (");
-		for (int i = 0; i < q->n_keys; i++)
-		{
-			const char *key = quote_identifier(q->keys[i].name);
-			char	   *left = psprintf("r.%s", key);
-			char	   *right = psprintf("d.c%d", i + 1);
-			char	   *equal = key_equality(q->keys[i].typid, left, right);
-
-			if (q->keys[i].notnull)
-				appendStringInfo(sql, "%s AND ", equal);
-			else if (!expand)
-				appendStringInfo(sql, "(%s OR (%s IS NULL AND %s IS NULL)) AND ",
-								 equal, left, right);
-			else if ((arm >> nullable++) & 1)
-				appendStringInfo(sql, "%s IS NULL AND %s IS NULL AND ", left, right);
-			else
-				appendStringInfo(sql, "%s AND ", equal);
-		}
-		appendStringInfo(sql, "r.window_start OPERATOR(pg_catalog.=) d.c%d AND "
-						 "r.window_end OPERATOR(pg_catalog.=) d.c%d)",
-						 q->n_keys + 1, q->n_keys + 2);
+		if (q->keys[i].notnull)
+			appendStringInfo(sql, "%s AND ", equal);
+		else if (pattern < 0)
+			appendStringInfo(sql, "(%s OR (%s IS NULL AND %s IS NULL)) AND ",
+							 equal, left, right);
+		else if ((pattern >> nullable++) & 1)
+			appendStringInfo(sql, "%s IS NULL AND %s IS NULL AND ", left, right);
+		else
+			appendStringInfo(sql, "%s AND ", equal);
 	}
+	appendStringInfo(sql, "r.window_start OPERATOR(pg_catalog.=) d.c%d AND "
+					 "r.window_end OPERATOR(pg_catalog.=) d.c%d",
+					 q->n_keys + 1, q->n_keys + 2);
 }
 
 /*
@@ -170,13 +158,24 @@ build_session_statements(WaSink *sink, const WaPipelineDef *def,
 									def->sessions_table : def->result_table);
 	StringInfoData sql;
 	int			col;
+	int			n_nullable = 0;
 
+	for (int i = 0; i < q->n_keys; i++)
+		n_nullable += q->keys[i].notnull ? 0 : 1;
+	/* (the array is the sink's: SPI's context is current here) */
+	sink->n_retract_plans = n_nullable <= MAX_NULL_PATTERN_KEYS ? 1 << n_nullable : 1;
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s AS r USING " RETRACTED_RELATION " d WHERE ",
-					 table);
-	append_retracted_match(&sql, q);
-	sink->retract_plan = wa_sink_prepare_rows_plan(RETRACTED_RELATION,
-										   sink->retracted_desc, sql.data);
+	for (int pattern = 0; pattern < sink->n_retract_plans; pattern++)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "DELETE FROM %s AS r USING " RETRACTED_RELATION " d WHERE ",
+						 table);
+		append_retracted_match(&sql, q,
+							   n_nullable <= MAX_NULL_PATTERN_KEYS ? pattern : -1);
+		sink->retract_plans[pattern] = wa_sink_prepare_rows_plan(RETRACTED_RELATION,
+																 sink->retracted_desc,
+																 sql.data);
+	}
 
 	/* the sessions' relation: the value columns, revision, is late */
 	col = q->n_keys + 2 + q->n_outputs + 1;

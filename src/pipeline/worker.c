@@ -905,24 +905,32 @@ check_owner(Worker *w)
 {
 	/* InvalidOid: dropped, which the epoch reports if it has to write */
 	Oid			owner = wa_relation_owner(w->def->result_table);
-	bool		sessions = false;
+	Oid			sessions_owner = OidIsValid(w->def->sessions_table) ?
+		wa_relation_owner(w->def->sessions_table) : InvalidOid;
+	const char *name;
 
-	if (OidIsValid(owner) && owner == w->def->owner &&
-		OidIsValid(w->def->sessions_table))
-	{
-		owner = wa_relation_owner(w->def->sessions_table);
-		sessions = true;
-	}
 	if (OidIsValid(owner) && owner != w->def->owner)
+	{
+		name = GetUserNameFromId(owner, true);
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("the %s table of pipeline \"%s\" now belongs to role \"%s\"",
-						sessions ? "sessions" : "result",
-						w->def->name, GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
+				 errmsg("the result table of pipeline \"%s\" now belongs to role \"%s\"",
+						w->def->name, name ? name : "?"),
 				 errdetail("A pipeline's query runs with its owner's rights; a new owner takes it over explicitly."),
 				 errhint("Role \"%s\" (or a member) takes the pipeline over by calling windowagg.resume('%s'), after reading its query.",
-						 GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?",
+						 name ? name : "?", w->def->name)));
+	}
+	if (OidIsValid(sessions_owner) && sessions_owner != w->def->owner)
+	{
+		name = GetUserNameFromId(sessions_owner, true);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the sessions table of pipeline \"%s\" now belongs to role \"%s\"",
+						w->def->name, name ? name : "?"),
+				 errdetail("A pipeline writes its result table and its sessions table with the rights of one role, its owner."),
+				 errhint("Give both tables to one role; that role (or a member) then takes the pipeline over by calling windowagg.resume('%s').",
 						 w->def->name)));
+	}
 }
 
 /* ---------- an epoch ---------- */
