@@ -270,7 +270,10 @@ BEGIN
         PERFORM pg_sleep(0.05);
     END LOOP;
 END $$;
-SELECT watermark_ticks BETWEEN honolulu_ticks(now()) - 60000000 AND honolulu_ticks(now())
+-- (the upper bound read after the watermark: the worker moves it on
+-- while this statement runs, past the now() of its start)
+SELECT watermark_ticks BETWEEN honolulu_ticks(now()) - 60000000
+                           AND honolulu_ticks(clock_timestamp())
          AS watermark_is_honolulu_now
 FROM windowagg.stat_pipelines WHERE name = 'local_clock';
 INSERT INTO ev_local (ts) VALUES (now() AT TIME ZONE 'Pacific/Honolulu' + interval '30 min');
